@@ -1,0 +1,104 @@
+# msgtools: Enterprise Integration Patterns as Unix filters.
+# make            build the tools into build/
+# make demo       install what is missing, build, run examples/
+# make check      install what is missing, run every test twice (as built,
+#                 then under AddressSanitizer and UBSan); last line counts
+# make bench      run the benchmarks in bench/ against their peers
+# make fuzz       fuzz the frame reader (FUZZ_SECONDS, default 600)
+# make install    PREFIX=/usr/local DESTDIR= MANDIR=$(PREFIX)/share/man
+
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+MANDIR ?= $(PREFIX)/share/man
+DESTDIR ?=
+
+BUILD ?= build
+CC ?= cc
+PKGS = libxml-2.0 libxslt jansson
+# Recursive (=) so pkg-config runs only when a rule needs the flags, after
+# the deps step has had its chance to install it.
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS))
+PKG_LIBS = $(shell pkg-config --libs $(PKGS))
+OPT ?= -O2 -g
+WARN = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wformat=2
+EXTRA_CFLAGS ?=
+ALL_CFLAGS = -std=gnu11 -D_GNU_SOURCE $(OPT) $(WARN) $(EXTRA_CFLAGS) -Ilib $(PKG_CFLAGS) $(CFLAGS)
+ALL_LDFLAGS = $(LDFLAGS) $(EXTRA_LDFLAGS)
+LIBS = $(PKG_LIBS) -lm
+
+TOOLS = msg-wrap msg-unwrap
+LIB_SRC = $(wildcard lib/*.c)
+LIB_OBJ = $(LIB_SRC:lib/%.c=$(BUILD)/lib/%.o)
+UNIT_SRC = $(wildcard tests/unit/test-*.c)
+UNIT_BIN = $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+MAN = $(wildcard man/*.[1-9])
+
+all: $(TOOLS:%=$(BUILD)/%) $(UNIT_BIN)
+
+$(BUILD)/lib/%.o: lib/%.c lib/*.h
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+$(BUILD)/libmsg.a: $(LIB_OBJ)
+	rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/msg-%: cmd/msg-%.c $(BUILD)/libmsg.a lib/*.h
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libmsg.a $(ALL_LDFLAGS) $(LIBS)
+
+$(BUILD)/tests/%: tests/unit/%.c tests/unit/unit.h $(BUILD)/libmsg.a
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(BUILD)/libmsg.a $(ALL_LDFLAGS) $(LIBS)
+
+deps:
+	@sh build-aux/deps.sh test
+
+bench-deps:
+	@sh build-aux/deps.sh bench
+
+# The suite runs twice; the sanitizer build lives in its own directory.
+check: deps
+	@$(MAKE) -s --no-print-directory check-all
+
+check-all:
+	@rm -f build/.counts
+	@$(MAKE) -s --no-print-directory BUILD=build EXTRA_CFLAGS=-Werror all
+	@sh tests/run.sh build plain build/.counts
+	@$(MAKE) -s --no-print-directory BUILD=build-san OPT="-O1 -g" \
+		EXTRA_CFLAGS="-Werror -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
+		EXTRA_LDFLAGS="-fsanitize=address,undefined" all
+	@sh tests/run.sh build-san sanitizers build/.counts
+	@sh tests/summary.sh build/.counts
+
+demo: deps
+	@$(MAKE) -s --no-print-directory all
+	@sh examples/demo.sh $(BUILD)
+
+bench: deps bench-deps
+	@$(MAKE) -s --no-print-directory all
+	@for b in bench/*.sh; do sh "$$b" $(BUILD) || exit 1; done
+
+FUZZ_SECONDS ?= 600
+fuzz: deps
+	@mkdir -p build-fuzz fuzz/corpus/frame
+	clang -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -Ilib \
+		$(PKG_CFLAGS) -o build-fuzz/frame-fuzz fuzz/frame-fuzz.c $(LIB_SRC) $(LIBS)
+	build-fuzz/frame-fuzz -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=512 \
+		-timeout=10 build-fuzz/corpus fuzz/corpus/frame 2>&1 | tail -20
+
+lint-man:
+	mandoc -Tlint -W warning $(MAN)
+
+install: all
+	mkdir -p $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man7
+	for t in $(TOOLS); do install -m 755 $(BUILD)/$$t $(DESTDIR)$(BINDIR)/$$t; done
+	for m in $(MAN); do s=$${m##*.}; install -m 644 $$m $(DESTDIR)$(MANDIR)/man$$s/; done
+
+uninstall:
+	for t in $(TOOLS); do rm -f $(DESTDIR)$(BINDIR)/$$t; done
+	for m in $(MAN); do s=$${m##*.}; rm -f $(DESTDIR)$(MANDIR)/man$$s/$${m##*/}; done
+
+clean:
+	rm -rf build build-san build-fuzz
+
+.PHONY: all deps bench-deps check check-all demo bench fuzz lint-man install uninstall clean

@@ -1,0 +1,32 @@
+#!/bin/sh
+# Install the Debian packages msgtools needs, or say how to.
+# usage: deps.sh test|bench
+set -eu
+
+# Building and testing: compiler libraries, pkg-config, bats and the
+# peers the tests compare against (xmllint, xsltproc, jq), time(1) for
+# memory checks and mandoc for the man page lint.
+need="make gcc pkg-config libxml2-dev libxslt1-dev libjansson-dev bats
+libxml2-utils xsltproc jq time mandoc"
+case "${1:-test}" in
+bench) need="$need xmlstarlet xml-twig-tools" ;;
+esac
+
+missing=
+for p in $need; do
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+		missing="$missing $p"
+	fi
+done
+[ -z "$missing" ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "msgtools: missing packages:$missing" >&2
+	echo "run as root: apt-get update && apt-get install -y$missing" >&2
+	exit 1
+fi
+echo "msgtools: installing:$missing" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq >&2
+# shellcheck disable=SC2086
+apt-get install -y -qq --no-install-recommends $missing >&2

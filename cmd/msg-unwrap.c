@@ -1,0 +1,284 @@
+/* msg-unwrap: framed messages to raw data, files or JSON envelopes. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "diag.h"
+#include "envelope.h"
+#include "frame.h"
+#include "io.h"
+#include "safefile.h"
+#include "tool.h"
+
+static const char usage[] =
+	"usage: msg-unwrap [-s separator] [--output channel] [input ...]\n"
+	"       msg-unwrap -d dir [-n template] [--invalid channel] [input ...]\n"
+	"       msg-unwrap -e | -H [--output channel] [input ...]";
+
+enum mode { MODE_BODIES, MODE_DIR, MODE_ENVELOPE, MODE_HEADERS };
+
+static struct {
+	enum mode mode;
+	struct buf separator;
+	const char *dir;
+	const char *name_template;
+	int dirfd;
+} opt = { .separator = BUF_INIT, .dirfd = -1 };
+
+static struct tool_counter counters[] = {
+	{ "in", 0 }, { "out", 0 }, { "invalid", 0 }, { NULL, 0 },
+};
+enum { C_IN, C_OUT };
+
+static const struct option longopts[] = {
+	{ "separator", required_argument, NULL, 's' },
+	{ "dir", required_argument, NULL, 'd' },
+	{ "name", required_argument, NULL, 'n' },
+	{ "envelope", no_argument, NULL, 'e' },
+	{ "headers", no_argument, NULL, 'H' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9') return c - '0';
+	if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+	return -1;
+}
+
+/* The separator takes C escapes: \n \t \r \0 \\ \xHH. */
+static int parse_separator(const char *s, struct buf *out)
+{
+	for (; *s; s++) {
+		if (*s != '\\') {
+			buf_addch(out, *s);
+			continue;
+		}
+		switch (*++s) {
+		case 'n': buf_addch(out, '\n'); break;
+		case 't': buf_addch(out, '\t'); break;
+		case 'r': buf_addch(out, '\r'); break;
+		case '0': buf_addch(out, '\0'); break;
+		case '\\': buf_addch(out, '\\'); break;
+		case 'x':
+			if (hexval(s[1]) < 0 || hexval(s[2]) < 0)
+				return -1;
+			buf_addch(out, hexval(s[1]) * 16 + hexval(s[2]));
+			s += 2;
+			break;
+		default:
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static void set_mode(struct tool *t, enum mode m)
+{
+	if (opt.mode != MODE_BODIES && opt.mode != m)
+		tool_usage_error(t, "-d, -e and -H cannot be combined");
+	opt.mode = m;
+}
+
+static int option(struct tool *t, int c, const char *arg)
+{
+	switch (c) {
+	case 's':
+		buf_reset(&opt.separator);
+		if (parse_separator(arg, &opt.separator) < 0)
+			tool_usage_error(t, "invalid escape in separator '%s'", arg);
+		return 0;
+	case 'd':
+		set_mode(t, MODE_DIR);
+		opt.dir = arg;
+		return 0;
+	case 'n':
+		opt.name_template = arg;
+		return 0;
+	case 'e':
+		set_mode(t, MODE_ENVELOPE);
+		return 0;
+	case 'H':
+		set_mode(t, MODE_HEADERS);
+		return 0;
+	}
+	return -1;
+}
+
+/* Expand {Header-Name} in the template; -1 names a missing header. */
+static int expand_template(const char *tpl, const struct headers *h,
+			   struct buf *out, struct buf *missing)
+{
+	for (const char *p = tpl; *p; p++) {
+		const char *close, *v;
+		char name[HEADER_NAME_MAX + 1];
+		size_t n;
+
+		if (*p != '{' || !(close = strchr(p, '}'))) {
+			buf_addch(out, *p);
+			continue;
+		}
+		n = (size_t)(close - p - 1);
+		if (n > HEADER_NAME_MAX)
+			n = HEADER_NAME_MAX;
+		memcpy(name, p + 1, n);
+		name[n] = '\0';
+		v = headers_get(h, name);
+		if (!v || !*v) {
+			buf_addstr(missing, name);
+			return -1;
+		}
+		buf_addstr(out, v);
+		p = close;
+	}
+	return 0;
+}
+
+/* The file name for a message: template, else File-Name, else Message-Id. */
+static int file_name(const struct headers *h, struct buf *name, struct buf *why)
+{
+	struct buf raw = BUF_INIT;
+	const char *v;
+	int r = 0;
+
+	buf_reset(name);
+	if (opt.name_template) {
+		struct buf missing = BUF_INIT;
+		if (expand_template(opt.name_template, h, &raw, &missing) < 0) {
+			buf_addf(why, "no header '%s' for the file name", missing.ptr);
+			r = -1;
+		}
+		buf_release(&missing);
+	} else if ((v = headers_get(h, "File-Name")) && *v) {
+		buf_addstr(&raw, v);
+	} else if ((v = headers_get(h, "Message-Id")) && *v) {
+		buf_addstr(&raw, v);
+	} else {
+		buf_addstr(why, "no File-Name or Message-Id for the file name");
+		r = -1;
+	}
+	if (r == 0 && safe_name(raw.ptr, raw.len, name) < 0) {
+		buf_addstr(why, "the file name is empty");
+		r = -1;
+	}
+	buf_release(&raw);
+	return r;
+}
+
+static void to_file(struct tool *t, struct frame_reader *fr, struct headers *h)
+{
+	static struct buf name = BUF_INIT, final = BUF_INIT;
+	struct buf why = BUF_INIT;
+	struct atomic_file af;
+	const char *p;
+	size_t n;
+	int r;
+
+	if (file_name(h, &name, &why) < 0) {
+		struct buf body = BUF_INIT;
+		if (frame_reader_body(fr, &body) < 0)
+			tool_reader_failed(fr);
+		tool_invalid(t, h, body.ptr, body.len, "%s", why.ptr);
+		buf_release(&body);
+		buf_release(&why);
+		return;
+	}
+	if (atomic_file_open(&af, opt.dirfd) < 0)
+		die_errno(EX_CANTCREAT, "cannot create a file in '%s'", opt.dir);
+	while ((r = frame_reader_chunk(fr, &p, &n)) > 0)
+		if (atomic_file_write(&af, p, n) < 0) {
+			atomic_file_abort(&af);
+			die_errno(EX_IOERR, "cannot write '%s/%s'", opt.dir, af.tmpname);
+		}
+	if (r < 0) {
+		atomic_file_abort(&af);
+		tool_reader_failed(fr);
+	}
+	if (atomic_file_commit(&af, name.ptr, &final) < 0)
+		die_errno(EX_IOERR, "cannot write '%s/%s'", opt.dir, name.ptr);
+	counters[C_OUT].n++;
+}
+
+static int unwrap_frame(struct tool *t, struct frame_reader *fr, struct headers *h)
+{
+	static struct buf scratch = BUF_INIT, body = BUF_INIT;
+	const char *p;
+	size_t n;
+	int r;
+
+	counters[C_IN].n++;
+	switch (opt.mode) {
+	case MODE_DIR:
+		to_file(t, fr, h);
+		return 0;
+	case MODE_ENVELOPE:
+		if (frame_reader_body(fr, &body) < 0)
+			return -1;
+		buf_reset(&scratch);
+		envelope_format(h, body.ptr, body.len, &scratch);
+		if (frame_writer_raw(t->out, scratch.ptr, scratch.len) < 0)
+			tool_writer_failed(t->out);
+		break;
+	case MODE_HEADERS:
+		buf_reset(&scratch);
+		for (size_t i = 0; i < headers_count(h); i++) {
+			size_t nl, vl;
+			const char *name = headers_name(h, i, &nl);
+			const char *v = headers_value(h, i, &vl);
+			buf_add(&scratch, name, nl);
+			buf_add(&scratch, ": ", 2);
+			buf_add(&scratch, v, vl);
+			buf_addch(&scratch, '\n');
+		}
+		buf_addch(&scratch, '\n');
+		if (frame_writer_raw(t->out, scratch.ptr, scratch.len) < 0)
+			tool_writer_failed(t->out);
+		return frame_reader_skip(fr);
+	case MODE_BODIES:
+		if (counters[C_OUT].n && opt.separator.len &&
+		    frame_writer_raw(t->out, opt.separator.ptr, opt.separator.len) < 0)
+			tool_writer_failed(t->out);
+		while ((r = frame_reader_chunk(fr, &p, &n)) > 0)
+			if (frame_writer_raw(t->out, p, n) < 0)
+				tool_writer_failed(t->out);
+		if (r < 0)
+			return -1;
+		break;
+	}
+	counters[C_OUT].n++;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct tool t = {
+		.usage = usage,
+		.shortopts = "s:d:n:eH",
+		.longopts = longopts,
+		.common = TOOL_OPT_OUTPUT | TOOL_OPT_INVALID | TOOL_OPT_STATS,
+		.option = option,
+		.counters = counters,
+	};
+	int first;
+
+	tool_init(&t, argc, argv);
+	first = tool_parse(&t, argc, argv);
+	if (opt.name_template && opt.mode != MODE_DIR)
+		tool_usage_error(&t, "-n needs -d");
+	if (opt.mode == MODE_DIR) {
+		opt.dirfd = open(opt.dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (opt.dirfd < 0)
+			die_errno(EX_CANTCREAT, "cannot open directory '%s'", opt.dir);
+	}
+	tool_open_outputs(&t);
+	tool_each_frame(&t, argc - first, argv + first, unwrap_frame);
+	/* The renames are durable only once the directory is. */
+	if (opt.dirfd >= 0 && xfsync(opt.dirfd) < 0)
+		die_errno(EX_IOERR, "cannot sync directory '%s'", opt.dir);
+	tool_finish(&t);
+	buf_release(&opt.separator);
+	return 0;
+}

@@ -1,0 +1,267 @@
+/* msg-wrap: raw data (files, lines, JSON envelopes) to framed messages. */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "diag.h"
+#include "envelope.h"
+#include "frame.h"
+#include "io.h"
+#include "message.h"
+#include "rawin.h"
+#include "tool.h"
+
+static const char usage[] =
+	"usage: msg-wrap [-l | -e] [-t type] [-H 'name: value'] ... [--output channel]\n"
+	"                [--invalid channel] [--stats] [file ...]";
+
+enum mode { MODE_FILE, MODE_LINES, MODE_ENVELOPE };
+
+static struct {
+	enum mode mode;
+	const char *type;
+	struct headers extra;	/* from -H, applied last */
+} opt;
+
+static struct tool_counter counters[] = {
+	{ "in", 0 }, { "out", 0 }, { "invalid", 0 }, { NULL, 0 },
+};
+enum { C_IN, C_OUT };
+
+static const struct option longopts[] = {
+	{ "lines", no_argument, NULL, 'l' },
+	{ "envelope", no_argument, NULL, 'e' },
+	{ "type", required_argument, NULL, 't' },
+	{ "header", required_argument, NULL, 'H' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int option(struct tool *t, int c, const char *arg)
+{
+	switch (c) {
+	case 'l':
+	case 'e':
+		if (opt.mode != MODE_FILE)
+			tool_usage_error(t, "-l and -e cannot be combined");
+		opt.mode = c == 'l' ? MODE_LINES : MODE_ENVELOPE;
+		return 0;
+	case 't':
+		if (!*arg || strpbrk(arg, "\r\n"))
+			tool_usage_error(t, "invalid content type '%s'", arg);
+		opt.type = arg;
+		return 0;
+	case 'H':
+		if (headers_add_line(&opt.extra, arg) < 0)
+			tool_usage_error(t, "invalid header '%s' (want 'Name: value')", arg);
+		return 0;
+	}
+	return -1;
+}
+
+/* Stamp, type and -H headers for one new message. */
+static void finish_headers(struct headers *h, const char *type)
+{
+	if (!headers_get(h, "Message-Id") || !headers_get(h, "Timestamp"))
+		message_stamp(h);
+	if (!headers_get(h, "Content-Type"))
+		headers_set(h, "Content-Type", opt.type ? opt.type : type);
+	for (size_t i = 0; i < headers_count(&opt.extra); i++) {
+		size_t vl;
+		const char *n = headers_name(&opt.extra, i, NULL);
+		const char *v = headers_value(&opt.extra, i, &vl);
+		headers_setn(h, n, v, vl);
+	}
+}
+
+static void file_name_header(struct headers *h, const char *path)
+{
+	char *copy;
+
+	if (!path)
+		return;
+	copy = xstrdup(path);
+	headers_set(h, "File-Name", basename(copy));
+	free(copy);
+}
+
+static void emit(struct tool *t, struct headers *h, const char *body, size_t n)
+{
+	tool_write(t->out, h, body, n);
+	counters[C_OUT].n++;
+}
+
+/* The whole input is one message. */
+static void wrap_whole(struct tool *t, int fd, const char *name, const char *path)
+{
+	struct raw_input ri;
+	struct buf err = BUF_INIT;
+	struct headers h = HEADERS_INIT;
+	int write_failed;
+
+	if (raw_input_open(&ri, fd, name, &err) < 0)
+		die(EX_IOERR, "%s", err.ptr);
+	counters[C_IN].n++;
+	headers_reset(&h);
+	message_stamp(&h);
+	file_name_header(&h, path);
+	finish_headers(&h, raw_input_type(&ri));
+	if (frame_writer_begin(t->out, &h, ri.len) < 0)
+		tool_writer_failed(t->out);
+	if (raw_input_copy(&ri, t->out, &err, &write_failed) < 0) {
+		if (write_failed)
+			tool_writer_failed(t->out);
+		die(EX_IOERR, "%s", err.ptr);
+	}
+	if (frame_writer_end(t->out) < 0)
+		tool_writer_failed(t->out);
+	counters[C_OUT].n++;
+	raw_input_release(&ri);
+	headers_release(&h);
+	buf_release(&err);
+}
+
+/*
+ * Calls fn for each LF-terminated line (without its LF) and for a last
+ * line without one. Lines are handed out from a buffer that grows only
+ * when a single line is longer than it.
+ */
+typedef void (*line_fn)(struct tool *t, const char *p, size_t n,
+			const char *path, unsigned long long lineno);
+
+static void each_line(struct tool *t, int fd, const char *name,
+		      const char *path, line_fn fn)
+{
+	struct buf in = BUF_INIT;
+	size_t start = 0, scanned = 0;
+	unsigned long long lineno = 0;
+	ssize_t r;
+
+	buf_grow(&in, 256 * 1024);
+	for (;;) {
+		char *nl = memchr(in.ptr + scanned, '\n', in.len - scanned);
+		if (nl) {
+			fn(t, in.ptr + start, (size_t)(nl - in.ptr) - start, path, ++lineno);
+			start = scanned = (size_t)(nl - in.ptr) + 1;
+			continue;
+		}
+		/* Move the partial line to the front, then read more. */
+		memmove(in.ptr, in.ptr + start, in.len - start);
+		buf_setlen(&in, in.len - start);
+		scanned = in.len;
+		start = 0;
+		if (buf_avail(&in) < 64 * 1024)
+			buf_grow(&in, in.cap);
+		frame_writers_flush_all();
+		r = xread(fd, in.ptr + in.len, buf_avail(&in));
+		if (r < 0)
+			die_errno(EX_IOERR, "cannot read '%s'", name);
+		if (r == 0)
+			break;
+		buf_setlen(&in, in.len + (size_t)r);
+	}
+	if (in.len)
+		fn(t, in.ptr, in.len, path, ++lineno);
+	buf_release(&in);
+}
+
+static struct headers line_headers = HEADERS_INIT;
+
+static void wrap_line(struct tool *t, const char *p, size_t n, const char *path,
+		      unsigned long long lineno)
+{
+	(void)lineno;
+	counters[C_IN].n++;
+	headers_reset(&line_headers);
+	message_stamp(&line_headers);
+	file_name_header(&line_headers, path);
+	finish_headers(&line_headers, message_detect_type(p, n, NULL, 0));
+	emit(t, &line_headers, p, n);
+}
+
+static struct buf envelope_body = BUF_INIT;
+
+static void wrap_envelope(struct tool *t, const char *p, size_t n,
+			  const char *path, unsigned long long lineno)
+{
+	struct buf err = BUF_INIT;
+	size_t i = 0;
+
+	while (i < n && (p[i] == ' ' || p[i] == '\t' || p[i] == '\r'))
+		i++;
+	if (i == n)
+		return;		/* blank lines separate nothing */
+	counters[C_IN].n++;
+	headers_reset(&line_headers);
+	if (envelope_parse(p, n, &line_headers, &envelope_body, &err) < 0) {
+		/* The line itself becomes the invalid message. */
+		headers_reset(&line_headers);
+		message_stamp(&line_headers);
+		file_name_header(&line_headers, path);
+		headers_set(&line_headers, "Content-Type", "application/json");
+		tool_invalid(t, &line_headers, p, n, "%s: line %llu: invalid envelope: %s",
+			     path ? path : "stdin", lineno, err.ptr);
+		buf_release(&err);
+		return;
+	}
+	finish_headers(&line_headers, message_detect_type(envelope_body.ptr,
+							  envelope_body.len, NULL, 0));
+	emit(t, &line_headers, envelope_body.ptr, envelope_body.len);
+}
+
+static void wrap_one(struct tool *t, const char *path)
+{
+	int fd = STDIN_FILENO;
+	const char *name = "stdin";
+
+	if (path && strcmp(path, "-")) {
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			die_errno(EX_NOINPUT, "cannot open '%s'", path);
+		name = path;
+	} else {
+		path = NULL;
+	}
+	switch (opt.mode) {
+	case MODE_FILE:
+		wrap_whole(t, fd, name, path);
+		break;
+	case MODE_LINES:
+		each_line(t, fd, name, path, wrap_line);
+		break;
+	case MODE_ENVELOPE:
+		each_line(t, fd, name, path, wrap_envelope);
+		break;
+	}
+	if (fd != STDIN_FILENO)
+		close(fd);
+}
+
+int main(int argc, char **argv)
+{
+	struct tool t = {
+		.usage = usage,
+		.shortopts = "leH:t:",
+		.longopts = longopts,
+		.common = TOOL_OPT_OUTPUT | TOOL_OPT_INVALID | TOOL_OPT_STATS,
+		.option = option,
+		.counters = counters,
+	};
+	int first;
+
+	headers_init(&opt.extra);
+	tool_init(&t, argc, argv);
+	first = tool_parse(&t, argc, argv);
+	tool_open_outputs(&t);
+	if (first == argc)
+		wrap_one(&t, NULL);
+	for (int i = first; i < argc; i++)
+		wrap_one(&t, argv[i]);
+	tool_finish(&t);
+	headers_release(&opt.extra);
+	headers_release(&line_headers);
+	buf_release(&envelope_body);
+	return 0;
+}

@@ -1,0 +1,47 @@
+/*
+ * buf: the one growable byte buffer of libmsg.
+ * Never NULL once initialised, always NUL-terminated (the NUL is not counted
+ * in len), ownership leaves only by buf_detach(). Bodies may hold NUL bytes.
+ */
+#ifndef MSG_BUF_H
+#define MSG_BUF_H
+
+#include <stdarg.h>
+#include <stddef.h>
+
+struct buf {
+	char *ptr;
+	size_t len;
+	size_t cap;
+};
+
+extern char buf_empty[];
+#define BUF_INIT { buf_empty, 0, 0 }
+
+void buf_init(struct buf *b, size_t hint);
+void buf_release(struct buf *b);
+char *buf_detach(struct buf *b, size_t *len);
+/* Make room for extra more bytes (plus the NUL). Aborts on out of memory. */
+void buf_grow(struct buf *b, size_t extra);
+void buf_setlen(struct buf *b, size_t len);
+static inline void buf_reset(struct buf *b) { buf_setlen(b, 0); }
+void buf_add(struct buf *b, const void *data, size_t n);
+void buf_addstr(struct buf *b, const char *s);
+void buf_addch(struct buf *b, int c);
+void buf_addu64(struct buf *b, unsigned long long v);
+void buf_addf(struct buf *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void buf_vaddf(struct buf *b, const char *fmt, va_list ap);
+/* Room left before the next grow; write into ptr + len, then buf_setlen. */
+static inline size_t buf_avail(const struct buf *b)
+{
+	return b->cap ? b->cap - b->len - 1 : 0;
+}
+
+/* Allocation helpers that never return NULL: out of memory exits 70. */
+void *xmalloc(size_t n);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+char *xmemdup(const void *p, size_t n);
+
+#endif

@@ -1,0 +1,130 @@
+/* channel: parsing and opening channel addresses. */
+#include "channel.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int channel_parse(const char *addr, struct channel_addr *out, struct buf *err)
+{
+	memset(out, 0, sizeof(*out));
+	if (!*addr) {
+		buf_addstr(err, "empty channel address");
+		return -1;
+	}
+	if (!strcmp(addr, "-")) {
+		out->kind = CHANNEL_STDIO;
+		return 0;
+	}
+	if (!strncmp(addr, "fd:", 3)) {
+		char *end;
+		long n;
+
+		errno = 0;
+		n = strtol(addr + 3, &end, 10);
+		if (!addr[3] || *end || errno || n < 0 || n > INT_MAX) {
+			buf_addf(err, "invalid descriptor in channel '%s'", addr);
+			return -1;
+		}
+		out->kind = CHANNEL_FD;
+		out->fd = (int)n;
+		return 0;
+	}
+	if (!strncmp(addr, "dir:", 4)) {
+		if (!addr[4]) {
+			buf_addf(err, "missing directory in channel '%s'", addr);
+			return -1;
+		}
+		out->kind = CHANNEL_DIR;
+		out->path = addr + 4;
+		return 0;
+	}
+	out->kind = CHANNEL_PATH;
+	out->path = addr;
+	return 0;
+}
+
+const char *channel_display(const char *addr, int for_writing)
+{
+	if (!strcmp(addr, "-"))
+		return for_writing ? "stdout" : "stdin";
+	return addr;
+}
+
+static int check_fd(int fd, int for_writing, const char *addr, struct buf *err)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	if (fl < 0) {
+		buf_addf(err, "cannot use '%s': %s", addr, strerror(errno));
+		return -1;
+	}
+	if ((fl & O_ACCMODE) == (for_writing ? O_RDONLY : O_WRONLY)) {
+		buf_addf(err, "cannot use '%s': not open for %s", addr,
+			 for_writing ? "writing" : "reading");
+		return -1;
+	}
+	return fd;
+}
+
+static int unsupported_dir(const char *addr, struct buf *err)
+{
+	buf_addf(err, "cannot use '%s': spool directory channels are not "
+		 "supported by this version", addr);
+	errno = ENOTSUP;
+	return -1;
+}
+
+int channel_open_read(const char *addr, struct buf *err)
+{
+	struct channel_addr a;
+	int fd;
+
+	if (channel_parse(addr, &a, err) < 0)
+		return -1;
+	switch (a.kind) {
+	case CHANNEL_STDIO:
+		return check_fd(STDIN_FILENO, 0, "stdin", err);
+	case CHANNEL_FD:
+		return check_fd(a.fd, 0, addr, err);
+	case CHANNEL_DIR:
+		return unsupported_dir(addr, err);
+	case CHANNEL_PATH:
+		break;
+	}
+	fd = open(a.path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		buf_addf(err, "cannot open '%s': %s", addr, strerror(errno));
+	return fd;
+}
+
+int channel_open_write(const char *addr, struct buf *err)
+{
+	struct channel_addr a;
+	struct stat st;
+	int fd, flags = O_WRONLY | O_CLOEXEC;
+
+	if (channel_parse(addr, &a, err) < 0)
+		return -1;
+	switch (a.kind) {
+	case CHANNEL_STDIO:
+		return check_fd(STDOUT_FILENO, 1, "stdout", err);
+	case CHANNEL_FD:
+		return check_fd(a.fd, 1, addr, err);
+	case CHANNEL_DIR:
+		return unsupported_dir(addr, err);
+	case CHANNEL_PATH:
+		break;
+	}
+	/* A FIFO is opened as one; anything else is created and appended. */
+	if (stat(a.path, &st) < 0 || !S_ISFIFO(st.st_mode))
+		flags |= O_CREAT | O_APPEND;
+	fd = open(a.path, flags, 0666);
+	if (fd < 0)
+		buf_addf(err, "cannot open '%s': %s", addr, strerror(errno));
+	return fd;
+}

@@ -1,0 +1,29 @@
+/*
+ * diag: diagnostics on stderr in one style ("msg-x: subject 'q': reason"),
+ * the sysexits(3) exit codes every tool uses, and the program name.
+ * Only cmd/ and these helpers exit; lib/ functions report failure upward.
+ */
+#ifndef MSG_DIAG_H
+#define MSG_DIAG_H
+
+#include <stdarg.h>
+#include <sysexits.h>
+
+extern const char *progname;
+
+void diag_init(const char *argv0);
+void warnx_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Like warnx_msg with ": strerror(errno)" appended. */
+void warn_errno(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+_Noreturn void die(int code, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+_Noreturn void die_errno(int code, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/*
+ * Before exiting on a fatal error, the tool flushes the output it already
+ * produced (DESIGN.md section 6); cmd/ registers that here and die() runs it.
+ */
+void diag_set_exit_hook(void (*hook)(void));
+
+#endif

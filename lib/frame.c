@@ -1,0 +1,610 @@
+/* frame: streaming reader and locking writer of the message frame. */
+#include "frame.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "diag.h"
+#include "io.h"
+
+#define READ_CHUNK (256 * 1024)
+
+static const char raw_hint[] = "; not a message stream; wrap raw data with msg-wrap";
+#define WRITE_FLUSH_AT (64 * 1024)
+
+/* ---- reader ---- */
+
+void frame_reader_init(struct frame_reader *fr, int fd, const char *name)
+{
+	memset(fr, 0, sizeof(*fr));
+	fr->fd = fd;
+	fr->name = xstrdup(name);
+	fr->cap = READ_CHUNK + FRAME_HEADER_MAX;
+	fr->buf = xmalloc(fr->cap);
+	buf_init(&fr->err, 0);
+}
+
+void frame_reader_release(struct frame_reader *fr)
+{
+	free(fr->name);
+	free(fr->buf);
+	buf_release(&fr->err);
+	memset(fr, 0, sizeof(*fr));
+	fr->fd = -1;
+}
+
+int frame_reader_exit_code(const struct frame_reader *fr)
+{
+	return fr->err_kind == FRAME_ERR_IO ? EX_IOERR : EX_DATAERR;
+}
+
+__attribute__((format(printf, 3, 4)))
+static int fail(struct frame_reader *fr, uint64_t offset, const char *fmt, ...)
+{
+	va_list ap;
+
+	buf_reset(&fr->err);
+	buf_addf(&fr->err, "%s: offset %llu: ", fr->name,
+		 (unsigned long long)offset);
+	va_start(ap, fmt);
+	buf_vaddf(&fr->err, fmt, ap);
+	va_end(ap);
+	/* XML or JSON where the first frame should start: say what to do. */
+	if (fr->frames == 0 && fr->base + fr->pos == 0 &&
+	    frame_looks_raw(fr->buf + fr->pos, fr->end - fr->pos) &&
+	    !strstr(fr->err.ptr, raw_hint))
+		buf_addstr(&fr->err, raw_hint);
+	if (fr->msgid[0])
+		buf_addf(&fr->err, " (Message-Id %s)", fr->msgid);
+	fr->err_kind = FRAME_ERR_FORMAT;
+	fr->in_body = 0;
+	return -1;
+}
+
+static int fail_io(struct frame_reader *fr)
+{
+	buf_reset(&fr->err);
+	buf_addf(&fr->err, "cannot read '%s': %s", fr->name, strerror(errno));
+	fr->err_kind = FRAME_ERR_IO;
+	fr->in_body = 0;
+	return -1;
+}
+
+/* Read more input after buf[end]; keeps buf[pos..end). 1, 0 at EOF, -1. */
+static int fill(struct frame_reader *fr)
+{
+	ssize_t r;
+
+	if (fr->eof)
+		return 0;
+	if (fr->pos == fr->end) {
+		fr->base += fr->pos;
+		fr->pos = fr->end = 0;
+	} else if (fr->cap - fr->end < READ_CHUNK / 4) {
+		memmove(fr->buf, fr->buf + fr->pos, fr->end - fr->pos);
+		fr->base += fr->pos;
+		fr->end -= fr->pos;
+		fr->pos = 0;
+	}
+	if (fr->end == fr->cap)
+		return 1;	/* full: caller's limit check decides */
+	/* A message must never sit in an output buffer while we wait. */
+	frame_writers_flush_all();
+	r = xread(fr->fd, fr->buf + fr->end, fr->cap - fr->end);
+	if (r < 0)
+		return fail_io(fr);
+	if (r == 0) {
+		fr->eof = 1;
+		return 0;
+	}
+	fr->end += (size_t)r;
+	return 1;
+}
+
+int frame_looks_raw(const char *p, size_t n)
+{
+	size_t i = 0;
+
+	if (n >= 3 && !memcmp(p, "\xef\xbb\xbf", 3))
+		return 1;
+	while (i < n && (p[i] == ' ' || p[i] == '\t' || p[i] == '\r' ||
+			 p[i] == '\n'))
+		i++;
+	return i < n && (p[i] == '<' || p[i] == '{' || p[i] == '[' ||
+			 p[i] == '"');
+}
+
+/* Find the end of the header block: returns its length incl. the blank line. */
+static int find_block_end(struct frame_reader *fr, size_t *block_len)
+{
+	size_t scanned = 0;
+
+	for (;;) {
+		const char *s = fr->buf + fr->pos;
+		size_t avail = fr->end - fr->pos;
+
+		while (scanned < avail) {
+			const char *nl = memchr(s + scanned, '\n', avail - scanned);
+			if (!nl) {
+				scanned = avail;
+				break;
+			}
+			size_t line_start = scanned;
+			scanned = (size_t)(nl - s) + 1;
+			size_t line_len = scanned - line_start;
+			if (line_len == 1 ||
+			    (line_len == 2 && s[line_start] == '\r')) {
+				if (scanned > FRAME_HEADER_MAX)
+					break;
+				*block_len = scanned;
+				return 1;
+			}
+			/* A blank line can only start after a newline. */
+		}
+		if (scanned > FRAME_HEADER_MAX)
+			return fail(fr, fr->base + fr->pos,
+				    "header block over 64 KiB");
+		int r = fill(fr);
+		if (r < 0)
+			return -1;
+		if (r == 0) {
+			if (fr->pos == fr->end)
+				return 0;
+			return fail(fr, fr->base + fr->end,
+				    "truncated frame: end of input in the header block");
+		}
+	}
+}
+
+
+static int parse_length(const char *v, size_t n, uint64_t *out)
+{
+	uint64_t x = 0;
+
+	if (n == 0 || n > 19)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		if (v[i] < '0' || v[i] > '9')
+			return -1;
+		x = x * 10 + (uint64_t)(v[i] - '0');
+	}
+	*out = x;
+	return 0;
+}
+
+static void remember_msgid(struct frame_reader *fr, const struct headers *h)
+{
+	const char *id = headers_get(h, "Message-Id");
+	size_t n = id ? strlen(id) : 0;
+
+	if (n >= sizeof(fr->msgid))
+		n = sizeof(fr->msgid) - 1;
+	memcpy(fr->msgid, id ? id : "", n);
+	fr->msgid[n] = '\0';
+}
+
+static int parse_block(struct frame_reader *fr, const char *s, size_t len,
+		       struct headers *h)
+{
+	const char *end = s + len;
+	/* The first frame going wrong usually means raw data: say so. */
+	const char *line_hint = fr->frames == 0 ? raw_hint : "";
+	int have_length = 0;
+
+	while (s < end) {
+		const char *nl = memchr(s, '\n', (size_t)(end - s));
+		size_t n = (size_t)(nl - s);
+		uint64_t off = fr->base + (uint64_t)(s - fr->buf);
+		const char *colon;
+
+		if (n && s[n - 1] == '\r')
+			n--;
+		if (n == 0)
+			break;
+		colon = memchr(s, ':', n);
+		if (!colon)
+			return fail(fr, off, "header line without colon%s", line_hint);
+		if (!header_name_valid(s, (size_t)(colon - s)))
+			return fail(fr, off, "invalid header name '%.*s'%s",
+				    (int)((colon - s) > 64 ? 64 : colon - s), s,
+				    line_hint);
+		if (memchr(colon, '\0', n - (size_t)(colon - s)) ||
+		    memchr(colon, '\r', n - (size_t)(colon - s)))
+			return fail(fr, off, "invalid byte in value of header '%.*s'",
+				    (int)(colon - s), s);
+		headers_add(h, s, (size_t)(colon - s), colon + 1,
+			    n - (size_t)(colon - s) - 1);
+		if (header_name_eq(s, (size_t)(colon - s), "Content-Length", 14)) {
+			size_t vi = h->n - 1;
+			size_t vlen;
+			const char *v = headers_value(h, vi, &vlen);
+			uint64_t x;
+
+			if (parse_length(v, vlen, &x))
+				return fail(fr, off, "invalid Content-Length '%.*s'",
+					    (int)(vlen > 64 ? 64 : vlen), v);
+			if (have_length && x != fr->body_len)
+				return fail(fr, off, "conflicting Content-Length headers");
+			fr->body_len = x;
+			have_length = 1;
+		}
+		s = nl + 1;
+	}
+	remember_msgid(fr, h);
+	if (!have_length)
+		return fail(fr, fr->frame_offset, "missing Content-Length");
+	return 0;
+}
+
+int frame_reader_next(struct frame_reader *fr, struct headers *h)
+{
+	size_t block_len = 0;
+	int r;
+
+	headers_reset(h);
+	if (fr->in_body && frame_reader_skip(fr) < 0)
+		return -1;
+	fr->msgid[0] = '\0';
+	fr->frame_offset = fr->base + fr->pos;
+	r = find_block_end(fr, &block_len);
+	if (r <= 0)
+		return r;
+	fr->frame_offset = fr->base + fr->pos;
+	if (parse_block(fr, fr->buf + fr->pos, block_len, h) < 0)
+		return -1;
+	fr->pos += block_len;
+	fr->body_left = fr->body_len;
+	fr->in_body = 1;
+	fr->frames++;
+	return 1;
+}
+
+static int truncated_body(struct frame_reader *fr)
+{
+	return fail(fr, fr->base + fr->pos,
+		    "truncated frame: end of input after %llu of %llu body bytes",
+		    (unsigned long long)(fr->body_len - fr->body_left),
+		    (unsigned long long)fr->body_len);
+}
+
+/* After the body: exactly one LF. */
+static int finish_body(struct frame_reader *fr)
+{
+	if (fr->pos == fr->end) {
+		int r = fill(fr);
+		if (r < 0)
+			return -1;
+		if (r == 0)
+			return fail(fr, fr->base + fr->pos,
+				    "truncated frame: end of input before the LF that ends the frame");
+	}
+	if (fr->buf[fr->pos] != '\n')
+		return fail(fr, fr->base + fr->pos,
+			    "Content-Length mismatch: byte after the %llu-byte body is not LF",
+			    (unsigned long long)fr->body_len);
+	fr->pos++;
+	fr->in_body = 0;
+	return 0;
+}
+
+int frame_reader_chunk(struct frame_reader *fr, const char **p, size_t *n)
+{
+	size_t avail;
+
+	if (!fr->in_body)
+		return 0;
+	if (fr->body_left == 0)
+		return finish_body(fr) < 0 ? -1 : 0;
+	if (fr->pos == fr->end) {
+		int r = fill(fr);
+		if (r < 0)
+			return -1;
+		if (r == 0)
+			return truncated_body(fr);
+	}
+	avail = fr->end - fr->pos;
+	if (avail >= fr->body_left) {
+		/*
+		 * The rest of the body is here: check the LF after it before
+		 * handing the last piece out, so a tool emits nothing of a
+		 * frame whose length is wrong (when the frame fits the buffer).
+		 */
+		if (avail == fr->body_left) {
+			int r = fill(fr);
+			if (r < 0)
+				return -1;
+			avail = fr->end - fr->pos;
+			if (r == 0 && avail == fr->body_left)
+				return fail(fr, fr->base + fr->end,
+					    "truncated frame: end of input before the LF that ends the frame");
+		}
+		if (avail > fr->body_left &&
+		    fr->buf[fr->pos + fr->body_left] != '\n')
+			return fail(fr, fr->base + fr->pos + fr->body_left,
+				    "Content-Length mismatch: byte after the %llu-byte body is not LF",
+				    (unsigned long long)fr->body_len);
+		avail = (size_t)fr->body_left;
+	}
+	*p = fr->buf + fr->pos;
+	*n = avail;
+	fr->pos += avail;
+	fr->body_left -= avail;
+	return 1;
+}
+
+int frame_reader_body(struct frame_reader *fr, struct buf *out)
+{
+	const char *p;
+	size_t n;
+	int r;
+
+	buf_reset(out);
+	if (fr->in_body && fr->body_left == fr->body_len)
+		buf_grow(out, (size_t)fr->body_len);
+	while ((r = frame_reader_chunk(fr, &p, &n)) > 0)
+		buf_add(out, p, n);
+	return r;
+}
+
+int frame_reader_skip(struct frame_reader *fr)
+{
+	const char *p;
+	size_t n;
+	int r;
+
+	while ((r = frame_reader_chunk(fr, &p, &n)) > 0)
+		;
+	return r;
+}
+
+/* ---- writer ---- */
+
+static struct frame_writer *writers;
+static const char *history_name;
+static int history_checked;
+
+static const char *history(void)
+{
+	if (!history_checked) {
+		const char *v = getenv("MSG_HISTORY");
+		history_checked = 1;
+		/* A value that cannot be a header value is ignored, not written. */
+		if (v && *v && !strpbrk(v, "\r\n"))
+			history_name = v;
+	}
+	return history_name;
+}
+
+void frame_writer_init(struct frame_writer *fw, int fd, const char *name)
+{
+	struct stat st;
+
+	memset(fw, 0, sizeof(*fw));
+	fw->fd = fd;
+	fw->name = xstrdup(name);
+	buf_init(&fw->out, WRITE_FLUSH_AT * 2);
+	fw->lock = fstat(fd, &st) == 0 && (S_ISFIFO(st.st_mode) ||
+					   S_ISREG(st.st_mode));
+	fw->next_registered = writers;
+	writers = fw;
+}
+
+void frame_writer_release(struct frame_writer *fw)
+{
+	struct frame_writer **pp;
+
+	for (pp = &writers; *pp; pp = &(*pp)->next_registered)
+		if (*pp == fw) {
+			*pp = fw->next_registered;
+			break;
+		}
+	free(fw->name);
+	buf_release(&fw->out);
+	fw->name = NULL;
+}
+
+static int set_failed(struct frame_writer *fw, int err)
+{
+	fw->err = err;
+	errno = err;
+	return -1;
+}
+
+static int unlock(struct frame_writer *fw)
+{
+	if (fw->locked) {
+		flock(fw->fd, LOCK_UN);
+		fw->locked = 0;
+	}
+	return 0;
+}
+
+static int write_out(struct frame_writer *fw, const void *p, size_t n)
+{
+	if (fw->lock && !fw->locked) {
+		int r;
+		do
+			r = flock(fw->fd, LOCK_EX);
+		while (r < 0 && errno == EINTR);
+		/* Descriptors that cannot be locked are written unlocked. */
+		fw->locked = r == 0;
+		if (r < 0)
+			fw->lock = 0;
+	}
+	if (write_all(fw->fd, p, n) < 0) {
+		int err = errno;
+		unlock(fw);
+		return set_failed(fw, err);
+	}
+	return 0;
+}
+
+/* Large pieces go straight out, without a copy through the buffer. */
+static int write_direct(struct frame_writer *fw, const void *p, size_t n)
+{
+	if (frame_writer_flush(fw) < 0 || write_out(fw, p, n) < 0)
+		return -1;
+	if (!fw->in_frame)
+		unlock(fw);
+	return 0;
+}
+
+int frame_writer_flush(struct frame_writer *fw)
+{
+	if (fw->err) {
+		errno = fw->err;
+		return -1;
+	}
+	if (fw->out.len) {
+		if (write_out(fw, fw->out.ptr, fw->out.len) < 0)
+			return -1;
+		buf_reset(&fw->out);
+	}
+	if (!fw->in_frame)
+		unlock(fw);
+	return 0;
+}
+
+int frame_writers_flush_all(void)
+{
+	int r = 0;
+
+	for (struct frame_writer *fw = writers; fw; fw = fw->next_registered)
+		if (frame_writer_flush(fw) < 0)
+			r = -1;
+	return r;
+}
+
+static void add_header(struct buf *o, const char *n, size_t nl,
+		       const char *v, size_t vl)
+{
+	buf_grow(o, nl + vl + 3);
+	memcpy(o->ptr + o->len, n, nl);
+	o->ptr[o->len + nl] = ':';
+	o->ptr[o->len + nl + 1] = ' ';
+	memcpy(o->ptr + o->len + nl + 2, v, vl);
+	o->ptr[o->len + nl + 2 + vl] = '\n';
+	buf_setlen(o, o->len + nl + vl + 3);
+}
+
+int frame_writer_begin(struct frame_writer *fw, const struct headers *h,
+		       uint64_t body_len)
+{
+	const char *hist = history();
+	int hist_done = 0;
+
+	if (fw->err) {
+		errno = fw->err;
+		return -1;
+	}
+	if (fw->in_frame)
+		die(EX_SOFTWARE, "frame_writer_begin inside a frame on '%s'", fw->name);
+	for (size_t i = 0; i < headers_count(h); i++) {
+		size_t nl, vl;
+		const char *n = headers_name(h, i, &nl);
+		const char *v = headers_value(h, i, &vl);
+
+		if (header_name_eq(n, nl, "Content-Length", 14))
+			continue;
+		if (hist && header_name_eq(n, nl, "Message-History", 15)) {
+			if (hist_done)
+				continue;
+			add_header(&fw->out, n, nl, v, vl);
+			fw->out.len--;	/* reopen the line to append */
+			if (vl)
+				buf_addstr(&fw->out, ", ");
+			buf_addstr(&fw->out, hist);
+			buf_addch(&fw->out, '\n');
+			hist_done = 1;
+			continue;
+		}
+		add_header(&fw->out, n, nl, v, vl);
+	}
+	if (hist && !hist_done)
+		add_header(&fw->out, "Message-History", 15, hist, strlen(hist));
+	buf_addstr(&fw->out, "Content-Length: ");
+	buf_addu64(&fw->out, body_len);
+	buf_add(&fw->out, "\n\n", 2);
+	fw->in_frame = 1;
+	fw->body_left = body_len;
+	return 0;
+}
+
+int frame_writer_body(struct frame_writer *fw, const void *p, size_t n)
+{
+	if (fw->err) {
+		errno = fw->err;
+		return -1;
+	}
+	if (!fw->in_frame || n > fw->body_left)
+		die(EX_SOFTWARE, "body longer than its Content-Length on '%s'",
+		    fw->name);
+	fw->body_left -= n;
+	if (n >= WRITE_FLUSH_AT)
+		return write_direct(fw, p, n);
+	buf_add(&fw->out, p, n);
+	if (fw->out.len >= WRITE_FLUSH_AT)
+		return frame_writer_flush(fw);
+	return 0;
+}
+
+int frame_writer_end(struct frame_writer *fw)
+{
+	if (fw->err) {
+		errno = fw->err;
+		return -1;
+	}
+	if (!fw->in_frame || fw->body_left)
+		die(EX_SOFTWARE, "body shorter than its Content-Length on '%s'",
+		    fw->name);
+	buf_addch(&fw->out, '\n');
+	fw->in_frame = 0;
+	fw->frames++;
+	if (fw->out.len >= WRITE_FLUSH_AT || fw->locked)
+		return frame_writer_flush(fw);
+	return 0;
+}
+
+int frame_writer_write(struct frame_writer *fw, const struct headers *h,
+		       const void *body, size_t len)
+{
+	if (frame_writer_begin(fw, h, len) < 0 ||
+	    frame_writer_body(fw, body, len) < 0)
+		return -1;
+	return frame_writer_end(fw);
+}
+
+int frame_writer_raw(struct frame_writer *fw, const void *p, size_t n)
+{
+	if (fw->err) {
+		errno = fw->err;
+		return -1;
+	}
+	if (n >= WRITE_FLUSH_AT)
+		return write_direct(fw, p, n);
+	buf_add(&fw->out, p, n);
+	if (fw->out.len >= WRITE_FLUSH_AT)
+		return frame_writer_flush(fw);
+	return 0;
+}
+
+int frame_writer_close(struct frame_writer *fw)
+{
+	int r = frame_writer_flush(fw);
+	int err = errno;
+
+	if (fw->fd >= 0) {
+		if (close(fw->fd) < 0 && r == 0) {
+			err = errno;
+			r = set_failed(fw, err);
+		}
+		fw->fd = -1;
+	}
+	errno = err;
+	return r;
+}

@@ -1,0 +1,125 @@
+/*
+ * frame: reading and writing the message frame of msg-format(5):
+ * a header block, an empty line, Content-Length bytes of body, one LF.
+ *
+ * struct frame_reader owns a read buffer over one input descriptor. It
+ * parses one header block at a time and hands the body out either whole
+ * (frame_reader_body) or as chunks that point into its buffer
+ * (frame_reader_chunk), so a body of any size passes in constant memory.
+ * Every framing fault is reported with its byte offset and, when one was
+ * read, the Message-Id; the stream cannot be resynchronised after one.
+ *
+ * struct frame_writer owns an output buffer over one output descriptor.
+ * Frames are written whole: on a FIFO or regular file (which other writers
+ * may share) an exclusive flock(2) is held from the first byte of a frame
+ * to its last, so frames from several processes never interleave. Errors
+ * are sticky: after one, every call fails with the same errno.
+ */
+#ifndef MSG_FRAME_H
+#define MSG_FRAME_H
+
+#include <stdint.h>
+#include <stddef.h>
+
+#include "buf.h"
+#include "header.h"
+
+#define FRAME_HEADER_MAX 65536
+
+enum frame_error {
+	FRAME_ERR_NONE,
+	FRAME_ERR_FORMAT,	/* bad data: exit 65 */
+	FRAME_ERR_IO,		/* read(2) failed: exit 74 */
+};
+
+struct frame_reader {
+	int fd;
+	char *name;		/* how diagnostics name this input */
+	char *buf;
+	size_t cap, pos, end;
+	uint64_t base;		/* stream offset of buf[0] */
+	int eof;
+	int in_body;		/* body (or its final LF) not yet consumed */
+	uint64_t body_len, body_left;
+	uint64_t frame_offset;
+	uint64_t frames;	/* frames whose header block was read */
+	char msgid[80];		/* Message-Id of the current frame, for errors */
+	enum frame_error err_kind;
+	struct buf err;		/* "NAME: offset N: what" */
+};
+
+/* name is copied; fd is not closed by release. */
+void frame_reader_init(struct frame_reader *fr, int fd, const char *name);
+void frame_reader_release(struct frame_reader *fr);
+
+/*
+ * Read the next header block into h (reset first). Any unread part of the
+ * previous body is skipped. Returns 1 for a frame, 0 at a clean end of
+ * input, -1 on a fault (see frame_reader_error()).
+ */
+int frame_reader_next(struct frame_reader *fr, struct headers *h);
+/* The whole body into out (replacing its content): 0 or -1. */
+int frame_reader_body(struct frame_reader *fr, struct buf *out);
+/*
+ * The next piece of the body: 1 with *p, *n pointing into the reader's
+ * buffer (valid until the next call), 0 when the body and its LF are
+ * consumed, -1 on a fault.
+ */
+int frame_reader_chunk(struct frame_reader *fr, const char **p, size_t *n);
+int frame_reader_skip(struct frame_reader *fr);
+static inline uint64_t frame_reader_body_length(const struct frame_reader *fr)
+{
+	return fr->body_len;
+}
+static inline const char *frame_reader_error(const struct frame_reader *fr)
+{
+	return fr->err.ptr;
+}
+/* 65 for a framing fault, 74 for a read error. */
+int frame_reader_exit_code(const struct frame_reader *fr);
+/* Does this look like raw data rather than a message stream? (For hints.) */
+int frame_looks_raw(const char *p, size_t n);
+
+struct frame_writer {
+	int fd;
+	char *name;
+	struct buf out;
+	int lock;		/* flock per frame (shared FIFO or file) */
+	int locked;
+	int in_frame;
+	uint64_t body_left;
+	int err;		/* sticky errno, 0 while healthy */
+	uint64_t frames;
+	struct frame_writer *next_registered;
+};
+
+/* name is copied; fd is not closed by release (see frame_writer_close). */
+void frame_writer_init(struct frame_writer *fw, int fd, const char *name);
+void frame_writer_release(struct frame_writer *fw);
+
+/*
+ * Start a frame: the headers of h in order, with Content-Length set to
+ * body_len (any Content-Length in h is ignored) and, when $MSG_HISTORY is
+ * set, its value appended to Message-History. Then body_len bytes through
+ * frame_writer_body and frame_writer_end. All return 0 or -1 (errno).
+ */
+int frame_writer_begin(struct frame_writer *fw, const struct headers *h,
+		       uint64_t body_len);
+int frame_writer_body(struct frame_writer *fw, const void *p, size_t n);
+int frame_writer_end(struct frame_writer *fw);
+int frame_writer_write(struct frame_writer *fw, const struct headers *h,
+		       const void *body, size_t len);
+/* Write bytes as they are, outside any frame (raw output of msg-unwrap). */
+int frame_writer_raw(struct frame_writer *fw, const void *p, size_t n);
+int frame_writer_flush(struct frame_writer *fw);
+/* Flush, then close the descriptor: 0 or -1 (errno). */
+int frame_writer_close(struct frame_writer *fw);
+
+/*
+ * Flush every writer that exists. Readers call this before a read(2) that
+ * may block, so a message never waits in an output buffer while the tool
+ * waits for input. Returns -1 if any writer has failed.
+ */
+int frame_writers_flush_all(void);
+
+#endif

@@ -1,0 +1,68 @@
+/*
+ * header: an ordered list of message headers.
+ * Names compare case-insensitively; order and duplicates are preserved.
+ * Names and values live in one arena that is reused from message to
+ * message, so a tool's loop does not allocate per header.
+ */
+#ifndef MSG_HEADER_H
+#define MSG_HEADER_H
+
+#include <stddef.h>
+
+#include "buf.h"
+
+#define HEADER_NAME_MAX 256
+
+struct header_entry {
+	size_t name_off, name_len;
+	size_t value_off, value_len;
+};
+
+struct headers {
+	struct header_entry *v;
+	size_t n, alloc;
+	struct buf store;	/* "name\0value\0" runs, offsets in v */
+};
+
+#define HEADERS_INIT { NULL, 0, 0, BUF_INIT }
+
+void headers_init(struct headers *h);
+void headers_release(struct headers *h);
+void headers_reset(struct headers *h);
+void headers_copy(struct headers *dst, const struct headers *src);
+
+static inline size_t headers_count(const struct headers *h) { return h->n; }
+/* NUL-terminated views valid until the next change to h. */
+const char *headers_name(const struct headers *h, size_t i, size_t *len);
+const char *headers_value(const struct headers *h, size_t i, size_t *len);
+
+/* The first value of name, or NULL. */
+const char *headers_get(const struct headers *h, const char *name);
+/* Index of the first header called name, or -1. */
+long headers_find(const struct headers *h, const char *name, size_t len);
+
+/*
+ * Values are normalised on the way in, so a frame can always be written:
+ * blanks at both ends are trimmed and each run of CR, LF or NUL becomes one
+ * space. Names must satisfy header_name_valid(); these return -1 (EINVAL)
+ * when they do not.
+ */
+int headers_add(struct headers *h, const char *name, size_t nlen,
+		const char *value, size_t vlen);
+/* Replace the first value in place (removing later duplicates) or append. */
+int headers_setn(struct headers *h, const char *name, const char *value,
+		 size_t vlen);
+int headers_set(struct headers *h, const char *name, const char *value);
+int headers_set_u64(struct headers *h, const char *name,
+		    unsigned long long v);
+/* Append item to a list header joined by ", " (Message-History). */
+int headers_append_item(struct headers *h, const char *name, const char *item);
+/* Remove every header called name; returns how many were removed. */
+size_t headers_remove(struct headers *h, const char *name);
+/* Parse "Name: value" (as given to -H) and add it; -1 if malformed. */
+int headers_add_line(struct headers *h, const char *line);
+
+int header_name_valid(const char *p, size_t n);
+int header_name_eq(const char *a, size_t alen, const char *b, size_t blen);
+
+#endif

@@ -1,0 +1,77 @@
+/* io: EINTR-safe, short-write-safe I/O primitives. */
+#include "io.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+ssize_t xread(int fd, void *p, size_t n)
+{
+	ssize_t r;
+
+	do
+		r = read(fd, p, n);
+	while (r < 0 && errno == EINTR);
+	return r;
+}
+
+int write_all(int fd, const void *p, size_t n)
+{
+	const char *s = p;
+
+	while (n) {
+		ssize_t w = write(fd, s, n);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		if (w == 0) {
+			errno = ENOSPC;
+			return -1;
+		}
+		s += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+ssize_t read_full(int fd, void *p, size_t n)
+{
+	char *s = p;
+	size_t got = 0;
+
+	while (got < n) {
+		ssize_t r = xread(fd, s + got, n - got);
+		if (r < 0)
+			return -1;
+		if (r == 0)
+			break;
+		got += (size_t)r;
+	}
+	return (ssize_t)got;
+}
+
+int xfsync(int fd)
+{
+	int r;
+
+	do
+		r = fsync(fd);
+	while (r < 0 && errno == EINTR);
+	return r;
+}
+
+int fsync_dir(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int r, saved;
+
+	if (fd < 0)
+		return -1;
+	r = xfsync(fd);
+	saved = errno;
+	close(fd);
+	errno = saved;
+	return r;
+}

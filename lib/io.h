@@ -1,0 +1,22 @@
+/*
+ * io: read/write wrappers that retry EINTR and loop over short writes.
+ * A write that makes no progress is reported as ENOSPC.
+ */
+#ifndef MSG_IO_H
+#define MSG_IO_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+/* One read(2), retried on EINTR: bytes read, 0 at EOF, -1 with errno. */
+ssize_t xread(int fd, void *p, size_t n);
+/* Write all n bytes: 0, or -1 with errno. */
+int write_all(int fd, const void *p, size_t n);
+/* Read until n bytes or EOF: bytes read, or -1 with errno. */
+ssize_t read_full(int fd, void *p, size_t n);
+/* fsync(2) retried on EINTR. */
+int xfsync(int fd);
+/* fsync the directory that holds path (or dir itself when path is a dir). */
+int fsync_dir(const char *dir);
+
+#endif

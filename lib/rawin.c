@@ -1,0 +1,203 @@
+/* rawin: a raw file or stream as one message body, in bounded memory. */
+#include "rawin.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "io.h"
+#include "message.h"
+
+#define COPY_CHUNK (256 * 1024)
+#define DETECT_BYTES 4096
+
+static int read_head(struct raw_input *ri, size_t limit, int *at_eof)
+{
+	*at_eof = 0;
+	while (ri->head.len < limit) {
+		size_t want = limit - ri->head.len;
+		ssize_t r;
+
+		if (want > COPY_CHUNK)
+			want = COPY_CHUNK;
+		buf_grow(&ri->head, want);
+		r = xread(ri->fd, ri->head.ptr + ri->head.len, want);
+		if (r < 0)
+			return -1;
+		if (r == 0) {
+			*at_eof = 1;
+			break;
+		}
+		buf_setlen(&ri->head, ri->head.len + (size_t)r);
+	}
+	return 0;
+}
+
+static int open_spool(void)
+{
+	const char *dir = getenv("TMPDIR");
+	char path[4096];
+	int fd;
+
+	if (!dir || !*dir)
+		dir = "/tmp";
+	fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd >= 0 || (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL))
+		return fd;
+	snprintf(path, sizeof(path), "%s/msg-wrap.XXXXXX", dir);
+	fd = mkstemp(path);
+	if (fd >= 0)
+		unlink(path);
+	return fd;
+}
+
+/* A pipe that outgrew memory: everything goes to an unlinked temp file. */
+static int spool(struct raw_input *ri, struct buf *err)
+{
+	char *chunk;
+	ssize_t r;
+
+	ri->spool_fd = open_spool();
+	if (ri->spool_fd < 0) {
+		buf_addf(err, "cannot create a temporary file for '%s': %s",
+			 ri->name, strerror(errno));
+		return -1;
+	}
+	if (write_all(ri->spool_fd, ri->head.ptr, ri->head.len) < 0)
+		goto write_fail;
+	chunk = xmalloc(COPY_CHUNK);
+	ri->len = ri->head.len;
+	while ((r = xread(ri->fd, chunk, COPY_CHUNK)) > 0) {
+		if (write_all(ri->spool_fd, chunk, (size_t)r) < 0) {
+			free(chunk);
+			goto write_fail;
+		}
+		ri->len += (uint64_t)r;
+	}
+	free(chunk);
+	if (r < 0) {
+		buf_addf(err, "cannot read '%s': %s", ri->name, strerror(errno));
+		return -1;
+	}
+	ri->fd = ri->spool_fd;
+	ri->rest_at = (off_t)ri->head.len;
+	return 0;
+write_fail:
+	buf_addf(err, "cannot spool '%s' to a temporary file: %s", ri->name,
+		 strerror(errno));
+	return -1;
+}
+
+int raw_input_open(struct raw_input *ri, int fd, const char *name,
+		   struct buf *err)
+{
+	struct stat st;
+	off_t at;
+	int at_eof;
+
+	memset(ri, 0, sizeof(*ri));
+	ri->fd = fd;
+	ri->spool_fd = -1;
+	ri->name = name;
+	buf_init(&ri->head, 0);
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+	    (at = lseek(fd, 0, SEEK_CUR)) >= 0) {
+		/* A regular file: its size now is the body length. */
+		ri->len = st.st_size > at ? (uint64_t)(st.st_size - at) : 0;
+		if (read_head(ri, ri->len < RAWIN_MEMORY ? ri->len : RAWIN_MEMORY,
+			      &at_eof) < 0)
+			goto read_fail;
+		if (ri->head.len < ri->len && ri->len <= RAWIN_MEMORY)
+			goto shrank;
+		ri->whole = ri->head.len == ri->len;
+		ri->rest_at = at + (off_t)ri->head.len;
+		return 0;
+	}
+	if (read_head(ri, RAWIN_MEMORY, &at_eof) < 0)
+		goto read_fail;
+	if (at_eof || ri->head.len < RAWIN_MEMORY) {
+		ri->len = ri->head.len;
+		ri->whole = 1;
+		return 0;
+	}
+	/* Exactly RAWIN_MEMORY bytes so far: is there more? */
+	return spool(ri, err);
+read_fail:
+	buf_addf(err, "cannot read '%s': %s", name, strerror(errno));
+	return -1;
+shrank:
+	buf_addf(err, "cannot read '%s': file shrank while being read", name);
+	return -1;
+}
+
+const char *raw_input_type(struct raw_input *ri)
+{
+	char tail[DETECT_BYTES];
+	size_t headn = ri->head.len < DETECT_BYTES ? ri->head.len : DETECT_BYTES;
+	off_t tail_at;
+	ssize_t r;
+
+	if (ri->whole)
+		return message_detect_type(ri->head.ptr, ri->head.len, NULL, 0);
+	tail_at = ri->rest_at + (off_t)(ri->len - ri->head.len) - DETECT_BYTES;
+	r = pread(ri->fd, tail, sizeof(tail), tail_at);
+	if (r < 0)
+		r = 0;
+	return message_detect_type(ri->head.ptr, headn, tail, (size_t)r);
+}
+
+int raw_input_copy(struct raw_input *ri, struct frame_writer *fw,
+		   struct buf *err, int *write_failed)
+{
+	uint64_t left = ri->len - ri->head.len;
+	off_t at = ri->rest_at;
+	char *chunk;
+
+	*write_failed = 0;
+	if (frame_writer_body(fw, ri->head.ptr, ri->head.len) < 0)
+		goto write_fail;
+	if (!left)
+		return 0;
+	chunk = xmalloc(COPY_CHUNK);
+	while (left) {
+		size_t want = left < COPY_CHUNK ? (size_t)left : COPY_CHUNK;
+		ssize_t r;
+
+		do
+			r = pread(ri->fd, chunk, want, at);
+		while (r < 0 && errno == EINTR);
+		if (r <= 0) {
+			if (r == 0)
+				buf_addf(err, "cannot read '%s': file shrank while being read",
+					 ri->name);
+			else
+				buf_addf(err, "cannot read '%s': %s", ri->name,
+					 strerror(errno));
+			free(chunk);
+			return -1;
+		}
+		if (frame_writer_body(fw, chunk, (size_t)r) < 0) {
+			free(chunk);
+			goto write_fail;
+		}
+		left -= (uint64_t)r;
+		at += r;
+	}
+	free(chunk);
+	return 0;
+write_fail:
+	*write_failed = 1;
+	return -1;
+}
+
+void raw_input_release(struct raw_input *ri)
+{
+	if (ri->spool_fd >= 0)
+		close(ri->spool_fd);
+	buf_release(&ri->head);
+	ri->spool_fd = -1;
+}

@@ -1,0 +1,130 @@
+/* safefile: atomic, never-overwriting file creation; safe names. */
+#include "safefile.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "id.h"
+#include "io.h"
+
+int safe_name(const char *in, size_t n, struct buf *out)
+{
+	size_t start = out->len;
+
+	for (size_t i = 0; i < n && out->len - start < SAFE_NAME_MAX; i++) {
+		unsigned char c = (unsigned char)in[i];
+		if (c == '/' || c == '\\' || c < 0x20 || c == 0x7f)
+			c = '_';
+		if (c == '.' && out->len == start)
+			c = '_';
+		buf_addch(out, (char)c);
+	}
+	if (out->len == start)
+		return -1;
+	return 0;
+}
+
+int atomic_file_open(struct atomic_file *af, int dirfd)
+{
+	for (int tries = 0; tries < 100; tries++) {
+		snprintf(af->tmpname, sizeof(af->tmpname), ".tmp.%ld.%016llx",
+			 (long)getpid(), (unsigned long long)id_random64());
+		af->fd = openat(dirfd, af->tmpname,
+				O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+		if (af->fd >= 0) {
+			af->dirfd = dirfd;
+			return 0;
+		}
+		if (errno != EEXIST)
+			return -1;
+	}
+	return -1;
+}
+
+int atomic_file_write(struct atomic_file *af, const void *p, size_t n)
+{
+	return write_all(af->fd, p, n);
+}
+
+void atomic_file_abort(struct atomic_file *af)
+{
+	int saved = errno;
+
+	if (af->fd >= 0)
+		close(af->fd);
+	af->fd = -1;
+	unlinkat(af->dirfd, af->tmpname, 0);
+	errno = saved;
+}
+
+/* Give the temporary its name unless that name exists: 0, or -1 (errno). */
+static int place(struct atomic_file *af, const char *name)
+{
+	if (renameat2(af->dirfd, af->tmpname, af->dirfd, name, RENAME_NOREPLACE) == 0)
+		return 0;
+	if (errno != EINVAL && errno != ENOSYS)
+		return -1;
+	/* File systems without RENAME_NOREPLACE: link never replaces either. */
+	if (linkat(af->dirfd, af->tmpname, af->dirfd, name, 0) < 0)
+		return -1;
+	unlinkat(af->dirfd, af->tmpname, 0);
+	return 0;
+}
+
+static void suffixed(const char *name, unsigned k, struct buf *out)
+{
+	const char *dot = strrchr(name, '.');
+
+	buf_reset(out);
+	if (!dot || dot == name) {
+		buf_addf(out, "%s-%u", name, k);
+		return;
+	}
+	buf_add(out, name, (size_t)(dot - name));
+	buf_addf(out, "-%u%s", k, dot);
+}
+
+static struct buf last_name = BUF_INIT;
+static unsigned last_k = 1;
+
+int atomic_file_commit(struct atomic_file *af, const char *name,
+		       struct buf *final)
+{
+	unsigned k;
+	int r;
+
+	if (xfsync(af->fd) < 0) {
+		atomic_file_abort(af);
+		return -1;
+	}
+	r = close(af->fd);
+	af->fd = -1;
+	if (r < 0) {
+		atomic_file_abort(af);
+		return -1;
+	}
+	/* Children of one file share its name: resume counting where the
+	 * last commit of the same name stopped, not at 1 every time. */
+	k = last_name.len && !strcmp(last_name.ptr, name) ? last_k + 1 : 1;
+	for (;; k++) {
+		if (k == 1) {
+			buf_reset(final);
+			buf_addstr(final, name);
+		} else {
+			suffixed(name, k, final);
+		}
+		if ((r = place(af, final->ptr)) == 0)
+			break;
+		if (errno != EEXIST) {
+			atomic_file_abort(af);
+			return r;
+		}
+	}
+	buf_reset(&last_name);
+	buf_addstr(&last_name, name);
+	last_k = k;
+	return 0;
+}

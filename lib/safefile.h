@@ -1,0 +1,38 @@
+/*
+ * safefile: files created in a directory atomically and without ever
+ * replacing one: the data goes to a hidden temporary file, is fsynced,
+ * and is then given its name with renameat2(RENAME_NOREPLACE) (or link(2)
+ * where that is not supported). A taken name gets a numeric suffix before
+ * its extension: orders.xml, orders-2.xml, orders-3.xml, ...
+ * Names taken from messages are sanitised first: no '/', no leading '.'
+ * (so no '..' and no hidden files), no control bytes.
+ */
+#ifndef MSG_SAFEFILE_H
+#define MSG_SAFEFILE_H
+
+#include <stddef.h>
+
+#include "buf.h"
+
+#define SAFE_NAME_MAX 200
+
+/* Append a safe file name made from in[0..n) to out: 0, or -1 if nothing
+ * usable is left (empty name). */
+int safe_name(const char *in, size_t n, struct buf *out);
+
+struct atomic_file {
+	int dirfd;
+	int fd;
+	char tmpname[64];
+};
+
+/* Start a new temporary file in the directory dirfd: 0 or -1 (errno). */
+int atomic_file_open(struct atomic_file *af, int dirfd);
+int atomic_file_write(struct atomic_file *af, const void *p, size_t n);
+/* fsync, close, and give it name (or name-2, name-3, ...); the name used
+ * is put in final. 0 or -1 (errno); on failure the temporary is removed. */
+int atomic_file_commit(struct atomic_file *af, const char *name,
+		       struct buf *final);
+void atomic_file_abort(struct atomic_file *af);
+
+#endif

@@ -1,0 +1,308 @@
+/* tool: shared options, outputs, inputs, invalid messages and exit. */
+#include "tool.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "channel.h"
+#include "diag.h"
+
+enum {
+	LONG_OUTPUT = 0x1000,
+	LONG_INVALID,
+	LONG_DEAD_LETTER,
+	LONG_NS,
+	LONG_STATS,
+	LONG_ONCE,
+	LONG_HELP,
+	LONG_VERSION,
+};
+
+static const struct {
+	struct option opt;
+	unsigned flag;
+} common_options[] = {
+	{ { "output", required_argument, NULL, LONG_OUTPUT }, TOOL_OPT_OUTPUT },
+	{ { "invalid", required_argument, NULL, LONG_INVALID }, TOOL_OPT_INVALID },
+	{ { "dead-letter", required_argument, NULL, LONG_DEAD_LETTER }, TOOL_OPT_DEAD_LETTER },
+	{ { "ns", required_argument, NULL, LONG_NS }, TOOL_OPT_NS },
+	{ { "stats", no_argument, NULL, LONG_STATS }, TOOL_OPT_STATS },
+	{ { "once", no_argument, NULL, LONG_ONCE }, TOOL_OPT_ONCE },
+	{ { "help", no_argument, NULL, LONG_HELP }, 0 },
+	{ { "version", no_argument, NULL, LONG_VERSION }, 0 },
+};
+#define NCOMMON (sizeof(common_options) / sizeof(common_options[0]))
+
+static void flush_quietly(void)
+{
+	frame_writers_flush_all();
+}
+
+void tool_init(struct tool *t, int argc, char **argv)
+{
+	(void)t;
+	diag_init(argc > 0 ? argv[0] : NULL);
+	/* die() flushes what earlier messages produced (DESIGN.md section 6). */
+	diag_set_exit_hook(flush_quietly);
+}
+
+void tool_usage_error(struct tool *t, const char *fmt, ...)
+{
+	va_list ap;
+	char line[1024];
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "%s: %s\n%s\n", progname, line, t->usage);
+	exit(EX_USAGE);
+}
+
+static struct option *merge_options(const struct tool *t)
+{
+	size_t own = 0, n = 0;
+	struct option *all;
+
+	while (t->longopts && t->longopts[own].name)
+		own++;
+	all = xmalloc((own + NCOMMON + 1) * sizeof(*all));
+	for (size_t i = 0; i < own; i++)
+		all[n++] = t->longopts[i];
+	for (size_t i = 0; i < NCOMMON; i++)
+		if (!common_options[i].flag || (t->common & common_options[i].flag))
+			all[n++] = common_options[i].opt;
+	memset(&all[n], 0, sizeof(all[n]));
+	return all;
+}
+
+static void handle_common(struct tool *t, int c, const char *arg)
+{
+	switch (c) {
+	case LONG_OUTPUT:
+		t->output_addr = arg;
+		break;
+	case LONG_INVALID:
+		t->invalid_addr = arg;
+		break;
+	case LONG_DEAD_LETTER:
+		t->dead_letter_addr = arg;
+		break;
+	case LONG_NS:
+		if (!strchr(arg, '=') || *arg == '=')
+			tool_usage_error(t, "--ns wants PREFIX=URI, not '%s'", arg);
+		t->ns = xrealloc(t->ns, (t->nns + 1) * sizeof(*t->ns));
+		t->ns[t->nns++] = (char *)arg;
+		break;
+	case LONG_STATS:
+		t->stats = 1;
+		break;
+	case LONG_ONCE:
+		t->once = 1;
+		break;
+	case LONG_HELP:
+		printf("%s\n", t->usage);
+		printf("See the %s(1) manual page.\n", progname);
+		exit(fflush(stdout) || ferror(stdout) ? EX_IOERR : 0);
+	case LONG_VERSION:
+		printf("%s (msgtools) %s\n", progname, MSGTOOLS_VERSION);
+		exit(fflush(stdout) || ferror(stdout) ? EX_IOERR : 0);
+	}
+}
+
+int tool_parse(struct tool *t, int argc, char **argv)
+{
+	struct option *all = merge_options(t);
+	char shortopts[128];
+	int c, idx;
+
+	snprintf(shortopts, sizeof(shortopts), ":%s", t->shortopts ? t->shortopts : "");
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, shortopts, all, &idx)) != -1) {
+		if (c == '?') {
+			if (optopt)
+				tool_usage_error(t, "unknown option '-%c'", optopt);
+			tool_usage_error(t, "unknown option '%s'", argv[optind - 1]);
+		}
+		if (c == ':') {
+			if (optopt && optopt < 0x100)
+				tool_usage_error(t, "option '-%c' needs a value", optopt);
+			tool_usage_error(t, "option '%s' needs a value", argv[optind - 1]);
+		}
+		if (c >= LONG_OUTPUT && c <= LONG_VERSION)
+			handle_common(t, c, optarg);
+		else if (!t->option || t->option(t, c, optarg) < 0)
+			tool_usage_error(t, "bad option '%s'", argv[optind - 1]);
+	}
+	free(all);
+	if (!t->output_addr)
+		t->output_addr = "-";
+	if (!t->invalid_addr && (t->common & TOOL_OPT_INVALID)) {
+		const char *env = getenv("MSG_INVALID");
+		if (env && *env)
+			t->invalid_addr = env;
+	}
+	if (!t->dead_letter_addr && (t->common & TOOL_OPT_DEAD_LETTER)) {
+		const char *env = getenv("MSG_DEAD_LETTER");
+		if (env && *env)
+			t->dead_letter_addr = env;
+	}
+	return optind;
+}
+
+struct frame_writer *tool_open_output(const char *addr)
+{
+	struct buf err = BUF_INIT;
+	struct frame_writer *fw;
+	int fd = channel_open_write(addr, &err);
+
+	if (fd < 0)
+		die(EX_CANTCREAT, "%s", err.ptr);
+	buf_release(&err);
+	fw = xmalloc(sizeof(*fw));
+	frame_writer_init(fw, fd, channel_display(addr, 1));
+	return fw;
+}
+
+void tool_open_outputs(struct tool *t)
+{
+	t->out = tool_open_output(t->output_addr);
+	if (t->invalid_addr) {
+		/* Several outputs: a reader gone from one must not kill us. */
+		signal(SIGPIPE, SIG_IGN);
+		t->invalid = tool_open_output(t->invalid_addr);
+	}
+}
+
+int tool_open_input(const char *addr)
+{
+	struct buf err = BUF_INIT;
+	int fd = channel_open_read(addr, &err);
+
+	if (fd < 0)
+		die(EX_NOINPUT, "%s", err.ptr);
+	buf_release(&err);
+	return fd;
+}
+
+void tool_reader_failed(struct frame_reader *fr)
+{
+	die(frame_reader_exit_code(fr), "%s", frame_reader_error(fr));
+}
+
+void tool_writer_failed(struct frame_writer *fw)
+{
+	die(EX_IOERR, "cannot write '%s': %s", fw->name, strerror(fw->err));
+}
+
+void tool_write(struct frame_writer *fw, const struct headers *h,
+		const void *body, size_t len)
+{
+	if (frame_writer_write(fw, h, body, len) < 0)
+		tool_writer_failed(fw);
+}
+
+void tool_each_frame(struct tool *t, int nargs, char **args, tool_frame_fn fn)
+{
+	static char *stdin_only[] = { "-" };
+	struct frame_reader fr;
+	struct headers h;
+	int r;
+
+	if (nargs == 0) {
+		nargs = 1;
+		args = stdin_only;
+	}
+	headers_init(&h);
+	for (int i = 0; i < nargs; i++) {
+		int fd = tool_open_input(args[i]);
+
+		frame_reader_init(&fr, fd, channel_display(args[i], 0));
+		t->current = &fr;
+		while ((r = frame_reader_next(&fr, &h)) > 0)
+			if (fn(t, &fr, &h) < 0)
+				tool_reader_failed(&fr);
+		if (r < 0)
+			tool_reader_failed(&fr);
+		t->current = NULL;
+		if (fd != STDIN_FILENO)
+			close(fd);
+		frame_reader_release(&fr);
+	}
+	headers_release(&h);
+}
+
+uint64_t *tool_counter(struct tool *t, const char *name)
+{
+	for (struct tool_counter *c = t->counters; c && c->name; c++)
+		if (!strcmp(c->name, name))
+			return &c->n;
+	die(EX_SOFTWARE, "no counter '%s'", name);
+}
+
+int tool_invalid(struct tool *t, struct headers *h, const void *body,
+		 size_t len, const char *fmt, ...)
+{
+	struct buf reason = BUF_INIT, where = BUF_INIT;
+	const char *id = headers_get(h, "Message-Id");
+	va_list ap;
+
+	va_start(ap, fmt);
+	buf_vaddf(&reason, fmt, ap);
+	va_end(ap);
+	if (t->counters)
+		for (struct tool_counter *c = t->counters; c->name; c++)
+			if (!strcmp(c->name, "invalid"))
+				c->n++;
+	/* Name the message by its place in the input, when it came from one. */
+	if (t->current) {
+		buf_addf(&where, "%s: message %llu", t->current->name,
+			 (unsigned long long)t->current->frames);
+		if (id)
+			buf_addf(&where, " (Message-Id %s)", id);
+		buf_addstr(&where, ": ");
+	}
+	if (!t->invalid)
+		die(EX_DATAERR, "%s%s", where.ptr, reason.ptr);
+	{
+		struct buf err = BUF_INIT;
+		buf_addf(&err, "%s: %s", progname, reason.ptr);
+		headers_set(h, "Error", err.ptr);
+		buf_release(&err);
+	}
+	tool_write(t->invalid, h, body, len);
+	buf_release(&reason);
+	buf_release(&where);
+	return 0;
+}
+
+static void close_output(struct frame_writer *fw)
+{
+	if (!fw)
+		return;
+	if (frame_writer_close(fw) < 0)
+		tool_writer_failed(fw);
+	frame_writer_release(fw);
+	free(fw);
+}
+
+void tool_finish(struct tool *t)
+{
+	close_output(t->invalid);
+	t->invalid = NULL;
+	close_output(t->out);
+	t->out = NULL;
+	if (t->stats && t->counters) {
+		struct buf line = BUF_INIT;
+		for (struct tool_counter *c = t->counters; c->name; c++)
+			buf_addf(&line, "%s%s %llu", c == t->counters ? "" : ", ",
+				 c->name, (unsigned long long)c->n);
+		warnx_msg("stats: %s", line.ptr);
+		buf_release(&line);
+	}
+	free(t->ns);
+	t->ns = NULL;
+}

@@ -1,0 +1,108 @@
+/*
+ * tool: what every msgtools program shares, so cmd/ files hold only their
+ * own options and message loop: the common long options (--output,
+ * --invalid, --dead-letter, --ns, --stats, --once, --help, --version),
+ * usage errors, the main and invalid-message outputs, iteration over the
+ * input channels, diversion of invalid messages, counters for --stats and
+ * the checked flush and close of every output before exit.
+ */
+#ifndef MSG_TOOL_H
+#define MSG_TOOL_H
+
+#include <getopt.h>
+#include <stdint.h>
+
+#include "buf.h"
+#include "frame.h"
+#include "header.h"
+
+#define MSGTOOLS_VERSION "0.1.0"
+
+/* Which shared options a tool accepts (--help and --version always). */
+enum {
+	TOOL_OPT_OUTPUT = 1 << 0,
+	TOOL_OPT_INVALID = 1 << 1,
+	TOOL_OPT_DEAD_LETTER = 1 << 2,
+	TOOL_OPT_NS = 1 << 3,
+	TOOL_OPT_STATS = 1 << 4,
+	TOOL_OPT_ONCE = 1 << 5,
+};
+
+struct tool_counter {
+	const char *name;
+	uint64_t n;
+};
+
+struct tool {
+	/* Set by the tool before tool_parse(). */
+	const char *usage;		/* "usage: msg-x ..." (may be several lines) */
+	const char *shortopts;
+	const struct option *longopts;	/* the tool's own, may be NULL */
+	unsigned common;		/* TOOL_OPT_* */
+	/* Handles one of the tool's own options; returns -1 for a usage error
+	 * (after tool_usage_error or with a message of its own). */
+	int (*option)(struct tool *t, int opt, const char *arg);
+	void *ctx;
+
+	/* Filled by tool_parse() and tool_open_outputs(). */
+	const char *output_addr;	/* default "-" */
+	const char *invalid_addr;	/* NULL: stop at the first invalid message */
+	const char *dead_letter_addr;
+	char **ns;			/* PREFIX=URI strings from --ns */
+	size_t nns;
+	int stats;
+	int once;
+	struct frame_writer *out;
+	struct frame_writer *invalid;
+
+	struct tool_counter *counters;	/* NULL-name-terminated, for --stats */
+	struct frame_reader *current;	/* the input being read, for messages */
+};
+
+/* Program name, exit hook, locale-free setup. */
+void tool_init(struct tool *t, int argc, char **argv);
+/* Parse the command line; returns the index of the first operand. */
+int tool_parse(struct tool *t, int argc, char **argv);
+_Noreturn void tool_usage_error(struct tool *t, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Open the main output (stdout or --output) and --invalid, in that order. */
+void tool_open_outputs(struct tool *t);
+/* Open a further output channel, dying with exit 73 if it cannot be. */
+struct frame_writer *tool_open_output(const char *addr);
+
+/*
+ * Call fn once per frame of every input operand (default "-"), in order.
+ * fn reads (or skips) the body through the reader and returns 0, or -1
+ * after a reader fault, which ends the tool with the reader's diagnostic.
+ */
+typedef int (*tool_frame_fn)(struct tool *t, struct frame_reader *fr,
+			     struct headers *h);
+void tool_each_frame(struct tool *t, int nargs, char **args, tool_frame_fn fn);
+
+/* Open an input operand for reading, dying with exit 66 if it cannot be. */
+int tool_open_input(const char *addr);
+/* End the tool on a reader fault with its diagnostic and exit status. */
+_Noreturn void tool_reader_failed(struct frame_reader *fr);
+/* End the tool on a writer fault: "cannot write 'ADDR': reason", exit 74. */
+_Noreturn void tool_writer_failed(struct frame_writer *fw);
+/* Write one whole frame to fw, or end the tool. */
+void tool_write(struct frame_writer *fw, const struct headers *h,
+		const void *body, size_t len);
+
+/*
+ * An invalid message (well framed, but it cannot be processed). With
+ * --invalid it is written there with "Error: PROGNAME: reason" and 0 is
+ * returned; without, all output is flushed and the tool exits 65 naming
+ * the message.
+ */
+int tool_invalid(struct tool *t, struct headers *h, const void *body,
+		 size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+
+/* The counter called name (it must exist in t->counters). */
+uint64_t *tool_counter(struct tool *t, const char *name);
+/* Flush and close every output, print --stats; exits 74 on a write error. */
+void tool_finish(struct tool *t);
+
+#endif

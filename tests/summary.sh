@@ -1,0 +1,5 @@
+#!/bin/sh
+# Add up the counts of every pass of tests/run.sh; the last line is the
+# total, and the exit status says whether anything failed.
+set -u
+awk '{ p += $2; f += $3 } END { printf "%d passed, %d failed\n", p, f; exit (f > 0) }' "$1"
