@@ -3,6 +3,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 ssize_t xread(int fd, void *p, size_t n)
@@ -74,4 +76,23 @@ int fsync_dir(const char *dir)
 	close(fd);
 	errno = saved;
 	return r;
+}
+
+int tmpfile_open(void)
+{
+	const char *dir = getenv("TMPDIR");
+	char path[4096];
+	int fd;
+
+	if (!dir || !*dir)
+		dir = "/tmp";
+	fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd >= 0 || (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL))
+		return fd;
+	/* File systems without O_TMPFILE: create, then unlink at once. */
+	snprintf(path, sizeof(path), "%s/msgtools.XXXXXX", dir);
+	fd = mkstemp(path);
+	if (fd >= 0)
+		unlink(path);
+	return fd;
 }

@@ -19,4 +19,7 @@ int xfsync(int fd);
 /* fsync the directory that holds path (or dir itself when path is a dir). */
 int fsync_dir(const char *dir);
 
+/* An unlinked temporary file in $TMPDIR (default /tmp), mode 0600. */
+int tmpfile_open(void);
+
 #endif

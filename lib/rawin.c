@@ -37,31 +37,13 @@ static int read_head(struct raw_input *ri, size_t limit, int *at_eof)
 	return 0;
 }
 
-static int open_spool(void)
-{
-	const char *dir = getenv("TMPDIR");
-	char path[4096];
-	int fd;
-
-	if (!dir || !*dir)
-		dir = "/tmp";
-	fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-	if (fd >= 0 || (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL))
-		return fd;
-	snprintf(path, sizeof(path), "%s/msg-wrap.XXXXXX", dir);
-	fd = mkstemp(path);
-	if (fd >= 0)
-		unlink(path);
-	return fd;
-}
-
 /* A pipe that outgrew memory: everything goes to an unlinked temp file. */
 static int spool(struct raw_input *ri, struct buf *err)
 {
 	char *chunk;
 	ssize_t r;
 
-	ri->spool_fd = open_spool();
+	ri->spool_fd = tmpfile_open();
 	if (ri->spool_fd < 0) {
 		buf_addf(err, "cannot create a temporary file for '%s': %s",
 			 ri->name, strerror(errno));
