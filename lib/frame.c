@@ -122,7 +122,8 @@ int frame_looks_raw(const char *p, size_t n)
 /* Find the end of the header block: returns its length incl. the blank line. */
 static int find_block_end(struct frame_reader *fr, size_t *block_len)
 {
-	size_t scanned = 0;
+	/* Both relative to pos, so they survive fill() moving the data. */
+	size_t scanned = 0, line_start = 0;
 
 	for (;;) {
 		const char *s = fr->buf + fr->pos;
@@ -130,13 +131,14 @@ static int find_block_end(struct frame_reader *fr, size_t *block_len)
 
 		while (scanned < avail) {
 			const char *nl = memchr(s + scanned, '\n', avail - scanned);
+			size_t line_len;
+
 			if (!nl) {
 				scanned = avail;
 				break;
 			}
-			size_t line_start = scanned;
 			scanned = (size_t)(nl - s) + 1;
-			size_t line_len = scanned - line_start;
+			line_len = scanned - line_start;
 			if (line_len == 1 ||
 			    (line_len == 2 && s[line_start] == '\r')) {
 				if (scanned > FRAME_HEADER_MAX)
@@ -144,7 +146,8 @@ static int find_block_end(struct frame_reader *fr, size_t *block_len)
 				*block_len = scanned;
 				return 1;
 			}
-			/* A blank line can only start after a newline. */
+			/* A line may end in a later read: only a LF starts one. */
+			line_start = scanned;
 		}
 		if (scanned > FRAME_HEADER_MAX)
 			return fail(fr, fr->base + fr->pos,
@@ -160,7 +163,6 @@ static int find_block_end(struct frame_reader *fr, size_t *block_len)
 		}
 	}
 }
-
 
 static int parse_length(const char *v, size_t n, uint64_t *out)
 {
