@@ -268,6 +268,10 @@ int main(int argc, char **argv)
 	first = tool_parse(&t, argc, argv);
 	if (opt.name_template && opt.mode != MODE_DIR)
 		tool_usage_error(&t, "-n needs -d");
+	if (opt.separator.len && opt.mode != MODE_BODIES)
+		tool_usage_error(&t, "-s cannot be combined with -d, -e or -H");
+	if (opt.mode == MODE_DIR && strcmp(t.output_addr, "-"))
+		tool_usage_error(&t, "--output cannot be combined with -d");
 	if (opt.mode == MODE_DIR) {
 		opt.dirfd = open(opt.dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (opt.dirfd < 0)

@@ -64,8 +64,19 @@ static int option(struct tool *t, int c, const char *arg)
 /* Stamp, type and -H headers for one new message. */
 static void finish_headers(struct headers *h, const char *type)
 {
-	if (!headers_get(h, "Message-Id") || !headers_get(h, "Timestamp"))
-		message_stamp(h);
+	const char *id = headers_get(h, "Message-Id");
+	const char *ts = headers_get(h, "Timestamp");
+
+	/* An envelope may bring its own id or time: keep what it brings. */
+	if (!id || !*id || !ts || !*ts) {
+		struct headers fresh = HEADERS_INIT;
+		message_stamp(&fresh);
+		if (!id || !*id)
+			headers_set(h, "Message-Id", headers_get(&fresh, "Message-Id"));
+		if (!ts || !*ts)
+			headers_set(h, "Timestamp", headers_get(&fresh, "Timestamp"));
+		headers_release(&fresh);
+	}
 	if (!headers_get(h, "Content-Type"))
 		headers_set(h, "Content-Type", opt.type ? opt.type : type);
 	for (size_t i = 0; i < headers_count(&opt.extra); i++) {

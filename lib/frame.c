@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -15,6 +15,8 @@
 #define READ_CHUNK (256 * 1024)
 
 static const char raw_hint[] = "; not a message stream; wrap raw data with msg-wrap";
+
+static int starts_like_frame(const char *p, size_t n);
 #define WRITE_FLUSH_AT (64 * 1024)
 
 /* ---- reader ---- */
@@ -54,10 +56,9 @@ static int fail(struct frame_reader *fr, uint64_t offset, const char *fmt, ...)
 	va_start(ap, fmt);
 	buf_vaddf(&fr->err, fmt, ap);
 	va_end(ap);
-	/* XML or JSON where the first frame should start: say what to do. */
+	/* Raw data where the first frame should start: say what to do. */
 	if (fr->frames == 0 && fr->base + fr->pos == 0 &&
-	    frame_looks_raw(fr->buf + fr->pos, fr->end - fr->pos) &&
-	    !strstr(fr->err.ptr, raw_hint))
+	    !starts_like_frame(fr->buf + fr->pos, fr->end - fr->pos))
 		buf_addstr(&fr->err, raw_hint);
 	if (fr->msgid[0])
 		buf_addf(&fr->err, " (Message-Id %s)", fr->msgid);
@@ -104,6 +105,16 @@ static int fill(struct frame_reader *fr)
 	}
 	fr->end += (size_t)r;
 	return 1;
+}
+
+/* Does the first line look like a header ("Name:")? */
+static int starts_like_frame(const char *p, size_t n)
+{
+	const char *nl = memchr(p, '\n', n);
+	const char *colon = memchr(p, ':', nl ? (size_t)(nl - p) : n);
+
+	return !frame_looks_raw(p, n) && colon &&
+	       header_name_valid(p, (size_t)(colon - p));
 }
 
 int frame_looks_raw(const char *p, size_t n)
@@ -194,8 +205,6 @@ static int parse_block(struct frame_reader *fr, const char *s, size_t len,
 		       struct headers *h)
 {
 	const char *end = s + len;
-	/* The first frame going wrong usually means raw data: say so. */
-	const char *line_hint = fr->frames == 0 ? raw_hint : "";
 	int have_length = 0;
 
 	while (s < end) {
@@ -210,11 +219,10 @@ static int parse_block(struct frame_reader *fr, const char *s, size_t len,
 			break;
 		colon = memchr(s, ':', n);
 		if (!colon)
-			return fail(fr, off, "header line without colon%s", line_hint);
+			return fail(fr, off, "header line without colon");
 		if (!header_name_valid(s, (size_t)(colon - s)))
-			return fail(fr, off, "invalid header name '%.*s'%s",
-				    (int)((colon - s) > 64 ? 64 : colon - s), s,
-				    line_hint);
+			return fail(fr, off, "invalid header name '%.*s'",
+				    (int)((colon - s) > 64 ? 64 : colon - s), s);
 		if (memchr(colon, '\0', n - (size_t)(colon - s)) ||
 		    memchr(colon, '\r', n - (size_t)(colon - s)))
 			return fail(fr, off, "invalid byte in value of header '%.*s'",
@@ -417,10 +425,27 @@ static int set_failed(struct frame_writer *fw, int err)
 	return -1;
 }
 
+/*
+ * POSIX record locks, not flock(2): flock locks belong to the open file
+ * description, which writers started from one shell pipeline share (they
+ * inherit one stdout), so they would not keep each other out. Record locks
+ * belong to the process, whichever way the descriptor was obtained.
+ */
+static int lock_whole(int fd, short type, int wait)
+{
+	struct flock fl = { .l_type = type, .l_whence = SEEK_SET };
+	int r;
+
+	do
+		r = fcntl(fd, wait ? F_SETLKW : F_SETLK, &fl);
+	while (r < 0 && errno == EINTR);
+	return r;
+}
+
 static int unlock(struct frame_writer *fw)
 {
 	if (fw->locked) {
-		flock(fw->fd, LOCK_UN);
+		lock_whole(fw->fd, F_UNLCK, 0);
 		fw->locked = 0;
 	}
 	return 0;
@@ -429,10 +454,7 @@ static int unlock(struct frame_writer *fw)
 static int write_out(struct frame_writer *fw, const void *p, size_t n)
 {
 	if (fw->lock && !fw->locked) {
-		int r;
-		do
-			r = flock(fw->fd, LOCK_EX);
-		while (r < 0 && errno == EINTR);
+		int r = lock_whole(fw->fd, F_WRLCK, 1);
 		/* Descriptors that cannot be locked are written unlocked. */
 		fw->locked = r == 0;
 		if (r < 0)

@@ -10,9 +10,10 @@
  * read, the Message-Id; the stream cannot be resynchronised after one.
  *
  * struct frame_writer owns an output buffer over one output descriptor.
- * Frames are written whole: on a FIFO or regular file (which other writers
- * may share) an exclusive flock(2) is held from the first byte of a frame
- * to its last, so frames from several processes never interleave. Errors
+ * Frames are written whole: on a FIFO, pipe or regular file (which other
+ * writers may share) an exclusive POSIX record lock (fcntl F_SETLKW) is
+ * held from the first byte of a frame to its last, so frames from several
+ * processes never interleave. Errors
  * are sticky: after one, every call fails with the same errno.
  */
 #ifndef MSG_FRAME_H
@@ -84,7 +85,7 @@ struct frame_writer {
 	int fd;
 	char *name;
 	struct buf out;
-	int lock;		/* flock per frame (shared FIFO or file) */
+	int lock;		/* lock per frame (shared FIFO, pipe or file) */
 	int locked;
 	int in_frame;
 	uint64_t body_left;

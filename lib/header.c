@@ -108,6 +108,13 @@ static size_t store_value(struct buf *s, const char *p, size_t n)
 		     p[n - 1] == '\n' || !p[n - 1]))
 		n--;
 	buf_grow(s, n + 1);
+	if (!memchr(p, '\n', n) && !memchr(p, '\r', n) && !memchr(p, '\0', n)) {
+		/* The usual value needs no folding: one copy. */
+		memcpy(s->ptr + s->len, p, n);
+		s->len += n;
+		buf_addch(s, '\0');
+		return n;
+	}
 	for (size_t i = 0; i < n; i++) {
 		char c = p[i];
 		if (c == '\r' || c == '\n' || c == '\0') {

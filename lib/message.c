@@ -9,9 +9,11 @@
 void message_stamp(struct headers *h)
 {
 	char id[UUID_STR_LEN + 1], ts[TIMESTAMP_LEN + 1];
+	int64_t now = clock_now_ms();
 
-	id_new(id);
-	timestamp_format(ts, clock_now_ms());
+	/* One clock read, so the id and the Timestamp agree. */
+	id_new_at(id, (uint64_t)now);
+	timestamp_format(ts, now);
 	headers_setn(h, "Message-Id", id, UUID_STR_LEN);
 	headers_setn(h, "Timestamp", ts, TIMESTAMP_LEN);
 }
@@ -21,6 +23,18 @@ static int utf8_check(const unsigned char *s, size_t n, int allow_nul)
 	size_t i = 0;
 
 	while (i < n) {
+		/* Runs of ASCII without NUL are the common case: 8 at a time. */
+		while (n - i >= 8) {
+			uint64_t w;
+			memcpy(&w, s + i, 8);
+			if ((w & 0x8080808080808080ull) ||
+			    (!allow_nul && ((w - 0x0101010101010101ull) & ~w &
+					    0x8080808080808080ull)))
+				break;
+			i += 8;
+		}
+		if (i >= n)
+			break;
 		unsigned c = s[i];
 		size_t len;
 		unsigned min;
