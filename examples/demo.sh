@@ -33,3 +33,14 @@ show "msg-wrap -l -H 'Source: crm' data/customers.txt | msg-unwrap -e | jq -c '{
 step "jq makes messages too: envelopes in, frames out, bodies back"
 show "jq -c '.orders[] | {headers: {\"Order-Id\": (.id|tostring), \"Content-Type\": \"application/json\"}, body: tojson}' data/orders.json | msg-wrap -e | msg-unwrap -s '\\n'"
 echo
+
+step "Splitter: one message per order, with the region copied from the parent element"
+show "msg-wrap data/orders-north.xml data/orders-south.xml | msg-split -x /orders/order -H 'Region=../@region' -H 'Order-Id=@id' > order.msg"
+show "msg-unwrap -H order.msg | grep -E '^(Order-Id|Region|Sequence-(Number|Size|End)):' | paste -sd ' \\n' | sed -n 1,5p"
+
+step "Splitter on JSON: the elements of the array at /orders, straight from a raw file"
+show "msg-split -r -j /orders -H 'Order-Id=json(\"/id\")' data/orders.json | msg-unwrap -e | jq -c '[.headers[\"Order-Id\"], .headers[\"Sequence-Number\"], .body]'"
+
+step "Nested split: orders, then the items of each order; Sequence-Stack remembers the outer sequence"
+show "msg-split -r -x /orders/order data/orders-north.xml | msg-split -x //item -H 'Sku=@sku' | msg-unwrap -H | grep -E '^(Sku|Sequence-Number|Sequence-Stack):' | sed -n 1,6p"
+echo

@@ -1,0 +1,622 @@
+/* expr: XPath 1.0 with header() and json() over XML, JSON and text bodies. */
+#include "expr.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <libxml/parser.h>
+#include <libxml/tree.h>
+#include <libxml/xmlerror.h>
+#include <libxml/xpath.h>
+#include <libxml/xpathInternals.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "diag.h"
+#include "jsonxml.h"
+#include "xmldoc.h"
+
+struct expr_env {
+	xmlXPathContextPtr xpath;
+	char **ns;		/* --ns, as PREFIX\0URI */
+	size_t nns;
+	xmlDocPtr empty;	/* the document header-only expressions see */
+	/* the bound message */
+	const struct headers *h;
+	const char *body;
+	size_t len;
+	xmlDocPtr doc;
+	int doc_state;		/* 0 not built, 1 built, -1 invalid */
+	struct buf doc_err;
+	int kind;		/* enum body_kind, or -1 not decided */
+};
+
+struct expr {
+	char *text;
+	xmlXPathCompExprPtr comp;
+	unsigned needs;
+};
+
+/* ---- static analysis: which functions, does it read the body ---- */
+
+static const char *const core_functions[] = {
+	"last", "position", "count", "id", "local-name", "namespace-uri",
+	"name", "string", "concat", "starts-with", "contains",
+	"substring-before", "substring-after", "substring", "string-length",
+	"normalize-space", "translate", "boolean", "not", "true", "false",
+	"lang", "number", "sum", "floor", "ceiling", "round", "escape-uri",
+	"header", "json", NULL,
+};
+
+/* Called with no argument, these read the context node. */
+static const char *const context_functions[] = {
+	"string", "number", "string-length", "normalize-space", "name",
+	"local-name", "namespace-uri", NULL,
+};
+
+static int in_list(const char *const *list, const char *s, size_t n)
+{
+	for (; *list; list++)
+		if (strlen(*list) == n && !memcmp(*list, s, n))
+			return 1;
+	return 0;
+}
+
+static int name_char(char c)
+{
+	return isalnum((unsigned char)c) || c == '-' || c == '_' || c == '.' ||
+	       (unsigned char)c >= 0x80;
+}
+
+static int name_start(char c)
+{
+	return isalpha((unsigned char)c) || c == '_' || (unsigned char)c >= 0x80;
+}
+
+static const char *skip_space(const char *p)
+{
+	while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+		p++;
+	return p;
+}
+
+/*
+ * A token-level look at the expression: every function it calls must
+ * exist (libxml2 only finds out when a call is reached, which may be never
+ * for a predicate on an empty node-set), and anything that is a path, an
+ * axis, a node test, '.', or a context-node function means the body is
+ * needed. Operator names and '*' are told apart from node tests by what
+ * precedes them, as XPath 1.0 section 3.7 says.
+ */
+static int analyse(struct expr *e, struct buf *err)
+{
+	const char *p = e->text;
+	int after_operand = 0;	/* the previous token ends an operand */
+
+	while (*(p = skip_space(p))) {
+		if (*p == '"' || *p == '\'') {
+			const char *close = strchr(p + 1, *p);
+			p = close ? close + 1 : p + strlen(p);
+			after_operand = 1;
+		} else if (isdigit((unsigned char)*p) ||
+			   (*p == '.' && isdigit((unsigned char)p[1]))) {
+			while (isdigit((unsigned char)*p) || *p == '.')
+				p++;
+			after_operand = 1;
+		} else if (*p == '*') {
+			if (!after_operand)
+				e->needs |= EXPR_NEEDS_BODY;	/* name test */
+			after_operand = !after_operand;
+			p++;
+		} else if (name_start(*p)) {
+			const char *start = p, *after;
+			size_t n;
+
+			while (name_char(*p) || (*p == ':' && p[1] != ':' && name_start(p[1])))
+				p++;
+			n = (size_t)(p - start);
+			after = skip_space(p);
+			if (after_operand && (in_list((const char *const[]){ "and", "or", "div", "mod", NULL }, start, n))) {
+				after_operand = 0;
+				continue;
+			}
+			if (*after == '(') {
+				const char *arg = skip_space(after + 1);
+				if (in_list((const char *const[]){ "node", "text", "comment", "processing-instruction", NULL }, start, n)) {
+					e->needs |= EXPR_NEEDS_BODY;
+				} else if (!in_list(core_functions, start, n)) {
+					buf_addf(err, "unknown function '%.*s' in expression '%s'",
+						 (int)n, start, e->text);
+					return -1;
+				} else if ((*arg == ')' && in_list(context_functions, start, n)) ||
+					   (n == 4 && !memcmp(start, "json", 4)) ||
+					   (n == 2 && !memcmp(start, "id", 2)) ||
+					   (n == 4 && !memcmp(start, "lang", 4))) {
+					e->needs |= EXPR_NEEDS_BODY;
+				}
+				after_operand = 0;	/* the '(' follows */
+			} else if (*after == '$') {
+				after_operand = 1;
+			} else {
+				e->needs |= EXPR_NEEDS_BODY;	/* node test or axis */
+				after_operand = 1;
+			}
+		} else if (*p == '$') {
+			p++;
+			while (name_char(*p))
+				p++;
+			after_operand = 1;
+		} else {
+			if (*p == '/' || *p == '.' || *p == '@')
+				e->needs |= EXPR_NEEDS_BODY;
+			after_operand = *p == ')' || *p == ']' || *p == '.';
+			p++;
+		}
+	}
+	return 0;
+}
+
+/* ---- extension functions ---- */
+
+static void fn_header(xmlXPathParserContextPtr ctxt, int nargs)
+{
+	struct expr_env *env = ctxt->context->userData;
+	xmlChar *name;
+	const char *v = NULL;
+
+	CHECK_ARITY(1);
+	name = xmlXPathPopString(ctxt);
+	if (env->h && name)
+		v = headers_get(env->h, (const char *)name);
+	xmlFree(name);
+	valuePush(ctxt, xmlXPathNewString((const xmlChar *)(v ? v : "")));
+}
+
+static xmlDocPtr bound_doc(struct expr_env *env);
+
+/* One reference token of an RFC 6901 pointer, unescaped (~1 '/', ~0 '~'). */
+static const char *pointer_token(const char *p, struct buf *tok)
+{
+	buf_reset(tok);
+	for (; *p && *p != '/'; p++) {
+		if (*p == '~' && (p[1] == '0' || p[1] == '1')) {
+			buf_addch(tok, p[1] == '0' ? '~' : '/');
+			p++;
+		} else {
+			buf_addch(tok, *p);
+		}
+	}
+	return p;
+}
+
+static xmlNodePtr first_element(xmlNodePtr n)
+{
+	while (n && n->type != XML_ELEMENT_NODE)
+		n = n->next;
+	return n;
+}
+
+/* Walk the JSON mapping of the bound body along pointer. */
+static xmlNodePtr json_walk(xmlNodePtr node, const char *pointer)
+{
+	struct buf tok = BUF_INIT;
+	const char *p = pointer;
+
+	while (node && *p == '/') {
+		xmlNodePtr child = first_element(node->children);
+
+		p = pointer_token(p + 1, &tok);
+		if (xmlStrEqual(node->name, BAD_CAST "map")) {
+			for (; child; child = first_element(child->next)) {
+				xmlChar *key = xmlGetProp(child, BAD_CAST "key");
+				int same = key && !strcmp((char *)key, tok.ptr);
+				xmlFree(key);
+				if (same)
+					break;
+			}
+		} else if (xmlStrEqual(node->name, BAD_CAST "array")) {
+			char *end;
+			long i = strtol(tok.ptr, &end, 10);
+			if (!tok.len || *end || i < 0 || (tok.ptr[0] == '0' && tok.len > 1))
+				child = NULL;
+			while (child && i-- > 0)
+				child = first_element(child->next);
+		} else {
+			child = NULL;
+		}
+		node = child;
+	}
+	buf_release(&tok);
+	return *p ? NULL : node;
+}
+
+static void fn_json(xmlXPathParserContextPtr ctxt, int nargs)
+{
+	struct expr_env *env = ctxt->context->userData;
+	xmlChar *pointer;
+	xmlNodePtr node = NULL;
+	xmlDocPtr doc;
+
+	CHECK_ARITY(1);
+	pointer = xmlXPathPopString(ctxt);
+	if (expr_env_kind(env) == BODY_JSON && (doc = bound_doc(env)) && pointer &&
+	    (!*pointer || *pointer == '/'))
+		node = json_walk(xmlDocGetRootElement(doc), (const char *)pointer);
+	xmlFree(pointer);
+	if (!node || xmlStrEqual(node->name, BAD_CAST "null")) {
+		valuePush(ctxt, xmlXPathNewString(BAD_CAST ""));
+	} else if (xmlStrEqual(node->name, BAD_CAST "string")) {
+		xmlChar *s = xmlNodeGetContent(node);
+		valuePush(ctxt, xmlXPathWrapString(s ? s : xmlStrdup(BAD_CAST "")));
+	} else if (xmlStrEqual(node->name, BAD_CAST "number")) {
+		xmlChar *s = xmlNodeGetContent(node);
+		valuePush(ctxt, xmlXPathNewFloat(s ? strtod((char *)s, NULL) : 0));
+		xmlFree(s);
+	} else if (xmlStrEqual(node->name, BAD_CAST "boolean")) {
+		xmlChar *s = xmlNodeGetContent(node);
+		valuePush(ctxt, xmlXPathNewBoolean(s && !strcmp((char *)s, "true")));
+		xmlFree(s);
+	} else {
+		struct buf out = BUF_INIT, err = BUF_INIT;
+		jsonxml_serialize(node, 0, &out, &err);
+		valuePush(ctxt, xmlXPathNewString((const xmlChar *)out.ptr));
+		buf_release(&out);
+		buf_release(&err);
+	}
+}
+
+/* ---- environment ---- */
+
+static void register_ns(struct expr_env *env)
+{
+	xmlXPathRegisteredNsCleanup(env->xpath);
+	for (size_t i = 0; i < env->nns; i++) {
+		const char *prefix = env->ns[i];
+		xmlXPathRegisterNs(env->xpath, BAD_CAST prefix,
+				   BAD_CAST(prefix + strlen(prefix) + 1));
+	}
+}
+
+struct expr_env *expr_env_new(char *const *ns, size_t nns, struct buf *err)
+{
+	struct expr_env *env = xmalloc(sizeof(*env));
+
+	xmldoc_init();
+	memset(env, 0, sizeof(*env));
+	buf_init(&env->doc_err, 0);
+	env->kind = -1;
+	env->xpath = xmlXPathNewContext(NULL);
+	env->empty = xmlNewDoc(BAD_CAST "1.0");
+	if (!env->xpath || !env->empty)
+		die(EX_SOFTWARE, "cannot create an XPath context");
+	env->xpath->userData = env;
+	xmlXPathRegisterFunc(env->xpath, BAD_CAST "header", fn_header);
+	xmlXPathRegisterFunc(env->xpath, BAD_CAST "json", fn_json);
+	env->ns = xmalloc((nns ? nns : 1) * sizeof(*env->ns));
+	for (size_t i = 0; i < nns; i++) {
+		char *copy = xstrdup(ns[i]), *eq = strchr(copy, '=');
+		if (!eq || eq == copy || !eq[1]) {
+			buf_addf(err, "invalid namespace '%s' (want PREFIX=URI)", ns[i]);
+			free(copy);
+			expr_env_free(env);
+			return NULL;
+		}
+		*eq = '\0';
+		env->ns[env->nns++] = copy;
+	}
+	register_ns(env);
+	return env;
+}
+
+void expr_env_free(struct expr_env *env)
+{
+	if (!env)
+		return;
+	expr_env_bind(env, NULL, NULL, 0);
+	for (size_t i = 0; i < env->nns; i++)
+		free(env->ns[i]);
+	free(env->ns);
+	xmlXPathFreeContext(env->xpath);
+	xmlFreeDoc(env->empty);
+	buf_release(&env->doc_err);
+	free(env);
+}
+
+/* Compile errors: libxml2 reports the position in int1. */
+static void capture_xpath_error(void *data, xmlErrorPtr e)
+{
+	struct buf *b = data;
+
+	if (b->len || !e)
+		return;
+	buf_addstr(b, e->message ? e->message : "syntax error");
+	while (b->len && (b->ptr[b->len - 1] == '\n' || b->ptr[b->len - 1] == ' '))
+		buf_setlen(b, b->len - 1);
+	buf_addf(b, " at position %d", e->int1);
+}
+
+struct expr *expr_compile(struct expr_env *env, const char *text, struct buf *err)
+{
+	struct expr *e = xmalloc(sizeof(*e));
+	struct buf why = BUF_INIT;
+
+	e->text = xstrdup(text);
+	e->needs = 0;
+	e->comp = NULL;
+	xmlSetStructuredErrorFunc(&why, capture_xpath_error);
+	e->comp = xmlXPathCtxtCompile(env->xpath, BAD_CAST text);
+	xmldoc_restore_errors();
+	if (!e->comp) {
+		buf_addf(err, "invalid expression '%s': %s", text,
+			 why.len ? why.ptr : "syntax error");
+		goto fail;
+	}
+	if (analyse(e, err) < 0)
+		goto fail;
+	buf_release(&why);
+	return e;
+fail:
+	buf_release(&why);
+	expr_free(e);
+	return NULL;
+}
+
+void expr_free(struct expr *e)
+{
+	if (!e)
+		return;
+	xmlXPathFreeCompExpr(e->comp);
+	free(e->text);
+	free(e);
+}
+
+unsigned expr_needs(const struct expr *e)
+{
+	return e->needs;
+}
+
+const char *expr_text(const struct expr *e)
+{
+	return e->text;
+}
+
+/* ---- the bound message ---- */
+
+void expr_env_bind(struct expr_env *env, const struct headers *h,
+		   const char *body, size_t len)
+{
+	if (env->doc)
+		xmlFreeDoc(env->doc);
+	env->doc = NULL;
+	env->doc_state = 0;
+	env->kind = -1;
+	env->h = h;
+	env->body = body;
+	env->len = len;
+}
+
+static int contains_ci(const char *s, const char *word)
+{
+	size_t n = strlen(word);
+
+	for (; *s; s++)
+		if (!strncasecmp(s, word, n))
+			return 1;
+	return 0;
+}
+
+void expr_env_bind_as(struct expr_env *env, const struct headers *h,
+		      const char *body, size_t len, enum body_kind kind)
+{
+	expr_env_bind(env, h, body, len);
+	env->kind = (int)kind;
+}
+
+enum body_kind expr_env_kind(struct expr_env *env)
+{
+	const char *type = env->h ? headers_get(env->h, "Content-Type") : NULL;
+	size_t i = 0;
+
+	if (env->kind >= 0)
+		return (enum body_kind)env->kind;
+	if (type && contains_ci(type, "json"))
+		env->kind = BODY_JSON;
+	else if (type && contains_ci(type, "xml"))
+		env->kind = BODY_XML;
+	else {
+		if (env->len >= 3 && !memcmp(env->body, "\xef\xbb\xbf", 3))
+			i = 3;
+		while (i < env->len && isspace((unsigned char)env->body[i]))
+			i++;
+		if (i < env->len && env->body[i] == '<')
+			env->kind = BODY_XML;
+		else if (i < env->len && (env->body[i] == '{' || env->body[i] == '['))
+			env->kind = BODY_JSON;
+		else
+			env->kind = BODY_TEXT;
+	}
+	return (enum body_kind)env->kind;
+}
+
+static xmlDocPtr text_doc(const char *p, size_t n)
+{
+	xmlDocPtr doc = xmlNewDoc(BAD_CAST "1.0");
+	xmlNodePtr text = xmlNewDocTextLen(doc, BAD_CAST p, (int)n);
+
+	xmlAddChild((xmlNodePtr)doc, text);
+	return doc;
+}
+
+/* Prefixes declared on the document element work without --ns. */
+static void register_doc_ns(struct expr_env *env, xmlDocPtr doc)
+{
+	xmlNodePtr root = xmlDocGetRootElement(doc);
+
+	if (!root || !root->nsDef)
+		return;
+	for (xmlNsPtr ns = root->nsDef; ns; ns = ns->next)
+		if (ns->prefix)
+			xmlXPathRegisterNs(env->xpath, ns->prefix, ns->href);
+	/* --ns wins over the document's own prefixes. */
+	for (size_t i = 0; i < env->nns; i++) {
+		const char *prefix = env->ns[i];
+		xmlXPathRegisterNs(env->xpath, BAD_CAST prefix,
+				   BAD_CAST(prefix + strlen(prefix) + 1));
+	}
+}
+
+static xmlDocPtr bound_doc(struct expr_env *env)
+{
+	if (env->doc_state)
+		return env->doc_state > 0 ? env->doc : NULL;
+	buf_reset(&env->doc_err);
+	register_ns(env);
+	if (env->len > (size_t)INT32_MAX) {
+		buf_addstr(&env->doc_err, "body larger than 2 GiB");
+		env->doc_state = -1;
+		return NULL;
+	}
+	switch (expr_env_kind(env)) {
+	case BODY_XML:
+		env->doc = xmldoc_parse(env->body, env->len, &env->doc_err);
+		break;
+	case BODY_JSON:
+		env->doc = jsonxml_parse(env->body, env->len, &env->doc_err);
+		break;
+	case BODY_TEXT:
+		env->doc = text_doc(env->body, env->len);
+		break;
+	}
+	if (!env->doc) {
+		env->doc_state = -1;
+		return NULL;
+	}
+	register_doc_ns(env, env->doc);
+	env->doc_state = 1;
+	return env->doc;
+}
+
+struct _xmlDoc *expr_env_doc(struct expr_env *env, struct buf *err)
+{
+	xmlDocPtr doc = bound_doc(env);
+
+	if (!doc)
+		buf_addf(err, "body is not %s: %s",
+			 expr_env_kind(env) == BODY_JSON ? "JSON" : "XML",
+			 env->doc_err.ptr);
+	return doc;
+}
+
+void expr_env_scope_ns(struct expr_env *env, struct _xmlNode *node)
+{
+	xmlNsPtr *list = node ? xmlGetNsList(node->doc, node) : NULL;
+
+	register_ns(env);
+	if (list) {
+		for (xmlNsPtr *ns = list; *ns; ns++)
+			if ((*ns)->prefix)
+				xmlXPathRegisterNs(env->xpath, (*ns)->prefix, (*ns)->href);
+		xmlFree(list);
+	}
+	for (size_t i = 0; i < env->nns; i++) {
+		const char *prefix = env->ns[i];
+		xmlXPathRegisterNs(env->xpath, BAD_CAST prefix,
+				   BAD_CAST(prefix + strlen(prefix) + 1));
+	}
+}
+
+static xmlXPathObjectPtr eval_at(struct expr *e, struct expr_env *env,
+				 xmlNodePtr context, struct buf *err)
+{
+	xmlXPathObjectPtr r;
+	struct buf why = BUF_INIT;
+
+	if (context) {
+		env->xpath->doc = context->doc;
+		env->xpath->node = context;
+	} else if (e->needs & EXPR_NEEDS_BODY) {
+		xmlDocPtr doc = bound_doc(env);
+		if (!doc) {
+			buf_addf(err, "body is not %s: %s",
+				 expr_env_kind(env) == BODY_JSON ? "JSON" : "XML",
+				 env->doc_err.ptr);
+			return NULL;
+		}
+		env->xpath->doc = doc;
+		env->xpath->node = (xmlNodePtr)doc;
+	} else {
+		env->xpath->doc = env->empty;
+		env->xpath->node = (xmlNodePtr)env->empty;
+	}
+	xmlSetStructuredErrorFunc(&why, capture_xpath_error);
+	r = xmlXPathCompiledEval(e->comp, env->xpath);
+	xmldoc_restore_errors();
+	if (!r)
+		buf_addf(err, "cannot evaluate '%s': %s", e->text,
+			 why.len ? why.ptr : "error");
+	buf_release(&why);
+	return r;
+}
+
+int expr_eval_bool(struct expr *e, struct expr_env *env, int *out, struct buf *err)
+{
+	xmlXPathObjectPtr r = eval_at(e, env, NULL, err);
+
+	if (!r)
+		return -1;
+	*out = xmlXPathCastToBoolean(r);
+	xmlXPathFreeObject(r);
+	return 0;
+}
+
+static int to_string(xmlXPathObjectPtr r, struct buf *out)
+{
+	xmlChar *s = xmlXPathCastToString(r);
+
+	buf_reset(out);
+	if (s)
+		buf_addstr(out, (const char *)s);
+	xmlFree(s);
+	xmlXPathFreeObject(r);
+	return 0;
+}
+
+int expr_eval_string(struct expr *e, struct expr_env *env, struct buf *out,
+		     struct buf *err)
+{
+	xmlXPathObjectPtr r = eval_at(e, env, NULL, err);
+
+	return r ? to_string(r, out) : -1;
+}
+
+int expr_string_at(struct expr *e, struct expr_env *env, struct _xmlNode *context,
+		   struct buf *out, struct buf *err)
+{
+	xmlXPathObjectPtr r = eval_at(e, env, context, err);
+
+	return r ? to_string(r, out) : -1;
+}
+
+int expr_nodes(struct expr *e, struct expr_env *env, struct _xmlNode ***nodes,
+	       size_t *count, struct buf *err)
+{
+	xmlXPathObjectPtr r = eval_at(e, env, NULL, err);
+	size_t n;
+
+	*nodes = NULL;
+	*count = 0;
+	if (!r)
+		return -1;
+	if (r->type != XPATH_NODESET) {
+		buf_addf(err, "expression '%s' does not select nodes", e->text);
+		xmlXPathFreeObject(r);
+		return -1;
+	}
+	n = r->nodesetval ? (size_t)r->nodesetval->nodeNr : 0;
+	if (n) {
+		*nodes = xmalloc(n * sizeof(**nodes));
+		memcpy(*nodes, r->nodesetval->nodeTab, n * sizeof(**nodes));
+	}
+	*count = n;
+	xmlXPathFreeObject(r);
+	return 0;
+}

@@ -1,0 +1,798 @@
+/*
+ * jsonscan: a byte-driven JSON state machine, fed in chunks, that follows
+ * a JSON Pointer and hands out the elements of the array it finds there.
+ * Its syntax rules and messages mirror jsonxml_parse exactly.
+ */
+#include "jsonscan.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum state {
+	ST_VALUE,		/* a value must start here */
+	ST_ARRAY_FIRST,		/* after '[': a value or ']' */
+	ST_ARRAY_NEXT,		/* after ',' in an array: a value */
+	ST_OBJECT_FIRST,	/* after '{': a member name or '}' */
+	ST_OBJECT_NEXT,		/* after ',' in an object: a member name */
+	ST_COLON,		/* after a member name */
+	ST_AFTER,		/* after a value: ',', a close, or the end */
+	ST_STRING,
+	ST_ESCAPE,		/* after '\' */
+	ST_HEX,			/* in the digits of \uXXXX */
+	ST_UTF8,		/* in a multibyte character */
+	ST_MINUS,		/* number states, as in RFC 8259's grammar */
+	ST_ZERO,
+	ST_INT,
+	ST_DOT,
+	ST_FRAC,
+	ST_EXP_MARK,
+	ST_EXP_SIGN,
+	ST_EXP,
+	ST_LITERAL,		/* in true, false or null */
+};
+
+enum { TARGET_UNSEEN, TARGET_OPEN, TARGET_READ };
+
+/* Bytes a JSON string holds as they are: printable ASCII but '"' and '\'. */
+static const unsigned char plain[256] = {
+	[0x20 ... 0x21] = 1, [0x23 ... 0x5b] = 1, [0x5d ... 0x7f] = 1,
+};
+
+static const unsigned char space[256] = {
+	[' '] = 1, ['\t'] = 1, ['\n'] = 1, ['\r'] = 1,
+};
+
+/* The chunk being scanned, and where the scan is in it. */
+struct chunk {
+	struct jsonscan *s;
+	const unsigned char *p;
+	size_t n, i;
+	jsonscan_fn fn;
+	void *ctx;
+};
+
+static int is_digit(unsigned c)
+{
+	return c - '0' < 10;
+}
+
+static const char *describe(unsigned c, char out[16])
+{
+	if (c >= 0x20 && c < 0x7f)
+		snprintf(out, 16, "'%c'", (char)c);
+	else
+		snprintf(out, 16, "byte 0x%02x", c);
+	return out;
+}
+
+__attribute__((format(printf, 3, 4)))
+static int fail_at(struct jsonscan *s, uint64_t off, const char *fmt, ...)
+{
+	va_list ap;
+
+	buf_reset(&s->err);
+	buf_addf(&s->err, "offset %llu: ", (unsigned long long)off);
+	va_start(ap, fmt);
+	buf_vaddf(&s->err, fmt, ap);
+	va_end(ap);
+	s->failed = 1;
+	return -1;
+}
+
+#define fail(c, i, ...) fail_at((c)->s, (c)->s->offset + (i), __VA_ARGS__)
+
+static int fail_unexpected(struct chunk *c, const char *what)
+{
+	char d[16];
+
+	return fail(c, c->i, "unexpected %s, %s", describe(c->p[c->i], d), what);
+}
+
+/* ---- the pointer ---- */
+
+static uint64_t token_index(const char *t, size_t len)
+{
+	uint64_t v = 0;
+	size_t k;
+
+	if (!len || (len > 1 && t[0] == '0'))
+		return UINT64_MAX;
+	for (k = 0; k < len; k++) {
+		if (!is_digit((unsigned char)t[k]) || v > (UINT64_MAX - 10) / 10)
+			return UINT64_MAX;
+		v = v * 10 + (uint64_t)(t[k] - '0');
+	}
+	return v;
+}
+
+/* One reference token from p up to the next '/' or the end, unescaped. */
+static int add_token(struct jsonscan *s, const char *p, size_t len)
+{
+	struct jsonscan_token *t = &s->tok[s->ntok++];
+	size_t k, w = 0;
+
+	t->name = xmalloc(len + 1);
+	for (k = 0; k < len; k++) {
+		if (p[k] != '~') {
+			t->name[w++] = p[k];
+		} else if (k + 1 < len && (p[k + 1] == '0' || p[k + 1] == '1')) {
+			t->name[w++] = p[++k] == '0' ? '~' : '/';
+		} else {
+			return -1;
+		}
+	}
+	t->name[w] = '\0';
+	t->len = w;
+	t->index = token_index(t->name, w);
+	return 0;
+}
+
+static int parse_pointer(struct jsonscan *s, const char *pointer)
+{
+	const char *p = pointer, *slash;
+	size_t count = 0;
+
+	if (*p && *p != '/')
+		return -1;
+	for (slash = p; (slash = strchr(slash, '/')); slash++)
+		count++;
+	s->tok = xmalloc((count ? count : 1) * sizeof(*s->tok));
+	s->index = xmalloc((count + 1) * sizeof(*s->index));
+	while (*p) {
+		const char *end = strchr(p + 1, '/');
+
+		if (!end)
+			end = p + strlen(p);
+		if (add_token(s, p + 1, (size_t)(end - p - 1)) < 0)
+			return -1;
+		p = end;
+	}
+	return 0;
+}
+
+int jsonscan_init(struct jsonscan *s, const char *pointer)
+{
+	memset(s, 0, sizeof(*s));
+	buf_init(&s->key, 0);
+	buf_init(&s->elem, 0);
+	buf_init(&s->err, 0);
+	s->pointer = xstrdup(pointer);
+	s->state = ST_VALUE;
+	if (parse_pointer(s, pointer) < 0) {
+		buf_addf(&s->err, "malformed JSON pointer '%s'", pointer);
+		s->failed = 1;
+		errno = EINVAL;
+		return -1;
+	}
+	return 0;
+}
+
+void jsonscan_release(struct jsonscan *s)
+{
+	size_t k;
+
+	for (k = 0; k < s->ntok; k++)
+		free(s->tok[k].name);
+	free(s->tok);
+	free(s->index);
+	free(s->pointer);
+	buf_release(&s->key);
+	buf_release(&s->elem);
+	buf_release(&s->err);
+	memset(s, 0, sizeof(*s));
+}
+
+uint64_t jsonscan_count(const struct jsonscan *s)
+{
+	return s->count;
+}
+
+/* ---- following the pointer ---- */
+
+static unsigned hexval(unsigned c)
+{
+	return is_digit(c) ? c - '0' : (c | 0x20) - 'a' + 10;
+}
+
+static uint32_t hex4(const char *k)
+{
+	uint32_t v = 0;
+	int i;
+
+	for (i = 0; i < 4; i++)
+		v = v << 4 | hexval((unsigned char)k[i]);
+	return v;
+}
+
+static size_t put_utf8(char *w, uint32_t cp)
+{
+	if (cp < 0x80) {
+		w[0] = (char)cp;
+		return 1;
+	}
+	if (cp < 0x800) {
+		w[0] = (char)(0xc0 | cp >> 6), w[1] = (char)(0x80 | (cp & 0x3f));
+		return 2;
+	}
+	if (cp < 0x10000) {
+		w[0] = (char)(0xe0 | cp >> 12);
+		w[1] = (char)(0x80 | (cp >> 6 & 0x3f));
+		w[2] = (char)(0x80 | (cp & 0x3f));
+		return 3;
+	}
+	w[0] = (char)(0xf0 | cp >> 18);
+	w[1] = (char)(0x80 | (cp >> 12 & 0x3f));
+	w[2] = (char)(0x80 | (cp >> 6 & 0x3f));
+	w[3] = (char)(0x80 | (cp & 0x3f));
+	return 4;
+}
+
+/* Decode a (valid) member name in place; its new length. */
+static size_t decode_name(char *k, size_t n)
+{
+	static const char from[] = "\"\\/bfnrt", into[] = "\"\\/\b\f\n\r\t";
+	size_t r = 0, w = 0;
+	uint32_t cp, lo;
+
+	while (r < n) {
+		if (k[r] != '\\') {
+			k[w++] = k[r++];
+		} else if (k[r + 1] != 'u') {
+			k[w++] = into[strchr(from, k[r + 1]) - from];
+			r += 2;
+		} else {
+			cp = hex4(k + r + 2);
+			r += 6;
+			if (cp >= 0xd800 && cp <= 0xdbff && r + 6 <= n &&
+			    k[r] == '\\' && k[r + 1] == 'u' &&
+			    (lo = hex4(k + r + 2)) >= 0xdc00 && lo <= 0xdfff) {
+				cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+				r += 6;
+			}
+			w += put_utf8(k + w, cp);
+		}
+	}
+	return w;
+}
+
+/* Is the member name in s->key the pointer's token for this level? */
+static int name_matches(struct jsonscan *s)
+{
+	const struct jsonscan_token *t = &s->tok[s->depth - 1];
+	size_t len = decode_name(s->key.ptr, s->key.len);
+
+	return len == t->len && !memcmp(s->key.ptr, t->name, len);
+}
+
+/* Does the pointer still care about the members at this level? */
+static int level_on_path(const struct jsonscan *s)
+{
+	return s->target == TARGET_UNSEEN && s->depth <= s->ntok &&
+	       s->match + 1 >= s->depth;
+}
+
+/* A value starts directly in the array at the current level. */
+static void array_member(struct jsonscan *s)
+{
+	unsigned d = s->depth;
+
+	if (!level_on_path(s))
+		return;
+	s->match = s->index[d] == s->tok[d - 1].index ? d : d - 1;
+	s->index[d]++;
+}
+
+static void key_start(struct chunk *c)
+{
+	struct jsonscan *s = c->s;
+
+	s->in_key = 1;
+	s->str_start = s->offset + c->i;
+	s->state = ST_STRING;
+	s->key_wanted = level_on_path(s);
+	if (s->key_wanted) {
+		s->match = s->depth - 1;
+		s->key_from = c->i + 1;
+		buf_reset(&s->key);
+	}
+	c->i++;
+}
+
+static void key_end(struct chunk *c, size_t quote)
+{
+	struct jsonscan *s = c->s;
+
+	s->in_key = 0;
+	s->state = ST_COLON;
+	if (!s->key_wanted)
+		return;
+	s->key_wanted = 0;
+	buf_add(&s->key, c->p + s->key_from, quote - s->key_from);
+	if (name_matches(s))
+		s->match = s->depth;
+}
+
+/* ---- values ---- */
+
+static int emit(struct chunk *c, size_t end)
+{
+	struct jsonscan *s = c->s;
+	const char *text = (const char *)c->p + s->elem_from;
+	size_t len = end - s->elem_from;
+
+	s->in_elem = 0;
+	if (s->elem.len) {
+		/* It began in an earlier chunk. */
+		buf_add(&s->elem, text, len);
+		text = s->elem.ptr, len = s->elem.len;
+	}
+	s->count++;
+	if (c->fn && c->fn(c->ctx, text, len) < 0)
+		return fail(c, end, "element handler stopped the scan");
+	buf_reset(&s->elem);
+	return 0;
+}
+
+static int end_value(struct chunk *c, size_t end)
+{
+	struct jsonscan *s = c->s;
+
+	s->state = ST_AFTER;
+	if (s->in_elem && s->depth == s->target_depth)
+		return emit(c, end);
+	return 0;
+}
+
+static const char *kind_of(unsigned b)
+{
+	switch (b) {
+	case '{': return "an object";
+	case '"': return "a string";
+	case 't': case 'f': return "a boolean";
+	case 'n': return "null";
+	}
+	return "a number";
+}
+
+/* The value starting with byte b is at the pointer, or in the target array. */
+static int note_value(struct chunk *c, unsigned b)
+{
+	struct jsonscan *s = c->s;
+
+	if (s->target == TARGET_UNSEEN && s->match == s->depth &&
+	    s->depth == s->ntok) {
+		if (b != '[')
+			return fail(c, c->i, "value at '%s' is %s, not an array",
+				    s->pointer, kind_of(b));
+		s->target = TARGET_OPEN;
+		s->target_depth = s->depth + 1;
+	} else if (s->target == TARGET_OPEN && s->depth == s->target_depth) {
+		s->in_elem = 1;
+		s->elem_from = c->i;
+		buf_reset(&s->elem);
+	}
+	return 0;
+}
+
+static int open_container(struct chunk *c, unsigned b)
+{
+	struct jsonscan *s = c->s;
+
+	if (s->depth >= JSONSCAN_MAX_DEPTH)
+		return fail(c, c->i, "nesting deeper than %d", JSONSCAN_MAX_DEPTH);
+	s->close[s->depth++] = b == '[' ? ']' : '}';
+	if (b == '[' && s->depth <= s->ntok)
+		s->index[s->depth] = 0;
+	s->state = b == '[' ? ST_ARRAY_FIRST : ST_OBJECT_FIRST;
+	return 0;
+}
+
+static int close_container(struct chunk *c)
+{
+	struct jsonscan *s = c->s;
+
+	s->depth--;
+	if (s->match > s->depth)
+		s->match = s->depth;
+	if (s->target == TARGET_OPEN && s->depth + 1 == s->target_depth)
+		s->target = TARGET_READ;
+	c->i++;
+	return end_value(c, c->i);
+}
+
+/* The state a value starting with b begins in, or -1. */
+static int value_state(unsigned b)
+{
+	switch (b) {
+	case '{': return ST_OBJECT_FIRST;
+	case '[': return ST_ARRAY_FIRST;
+	case '"': return ST_STRING;
+	case '-': return ST_MINUS;
+	case '0': return ST_ZERO;
+	case 't': case 'f': case 'n': return ST_LITERAL;
+	}
+	return is_digit(b) ? ST_INT : -1;
+}
+
+static int begin_value(struct chunk *c)
+{
+	struct jsonscan *s = c->s;
+	unsigned b = c->p[c->i];
+	int next = value_state(b);
+
+	if (next < 0)
+		return fail_unexpected(c, "value expected");
+	if (note_value(c, b) < 0)
+		return -1;
+	if (next == ST_OBJECT_FIRST || next == ST_ARRAY_FIRST) {
+		if (open_container(c, b) < 0)
+			return -1;
+	} else if (next == ST_STRING) {
+		s->in_key = 0;
+		s->str_start = s->offset + c->i;
+	} else if (next == ST_LITERAL) {
+		s->literal = b == 't' ? "true" : b == 'f' ? "false" : "null";
+		s->lit_pos = 1;
+	}
+	if (next != ST_OBJECT_FIRST && next != ST_ARRAY_FIRST)
+		s->state = next;
+	c->i++;
+	return 0;
+}
+
+/* ---- states ---- */
+
+/* Skip whitespace: 1 if a byte follows in this chunk, else 0. */
+static int skip_ws(struct chunk *c)
+{
+	while (c->i < c->n && space[c->p[c->i]])
+		c->i++;
+	return c->i < c->n;
+}
+
+static int st_value(struct chunk *c)
+{
+	return skip_ws(c) ? begin_value(c) : 0;
+}
+
+static int st_array(struct chunk *c)
+{
+	if (!skip_ws(c))
+		return 0;
+	if (c->p[c->i] == ']') {
+		if (c->s->state == ST_ARRAY_NEXT)
+			return fail(c, c->i, "trailing comma before ']'");
+		return close_container(c);
+	}
+	array_member(c->s);
+	return begin_value(c);
+}
+
+static int st_object(struct chunk *c)
+{
+	if (!skip_ws(c))
+		return 0;
+	if (c->p[c->i] == '}') {
+		if (c->s->state == ST_OBJECT_NEXT)
+			return fail(c, c->i, "trailing comma before '}'");
+		return close_container(c);
+	}
+	if (c->p[c->i] != '"')
+		return fail_unexpected(c, "string key expected");
+	key_start(c);
+	return 0;
+}
+
+static int st_colon(struct chunk *c)
+{
+	if (!skip_ws(c))
+		return 0;
+	if (c->p[c->i] != ':')
+		return fail_unexpected(c, "':' expected");
+	c->s->state = ST_VALUE;
+	c->i++;
+	return 0;
+}
+
+static int st_after(struct chunk *c)
+{
+	struct jsonscan *s = c->s;
+	char d[16], close;
+
+	if (!skip_ws(c))
+		return 0;
+	if (!s->depth)
+		return fail(c, c->i, "unexpected %s after the JSON value",
+			    describe(c->p[c->i], d));
+	close = s->close[s->depth - 1];
+	if (c->p[c->i] == ',') {
+		s->state = close == ']' ? ST_ARRAY_NEXT : ST_OBJECT_NEXT;
+		c->i++;
+		return 0;
+	}
+	if (c->p[c->i] == (unsigned char)close)
+		return close_container(c);
+	return fail_unexpected(c, close == ']' ? "',' or ']' expected"
+					       : "',' or '}' expected");
+}
+
+/* Set up the check of a multibyte character's continuation bytes. */
+static int utf8_lead(struct jsonscan *s, unsigned b)
+{
+	s->u8_lo = 0x80, s->u8_hi = 0xbf;
+	if (b >= 0xc2 && b <= 0xdf) {
+		s->pending = 1;
+	} else if (b >= 0xe0 && b <= 0xef) {
+		s->pending = 2;
+		s->u8_lo = b == 0xe0 ? 0xa0 : 0x80;
+		s->u8_hi = b == 0xed ? 0x9f : 0xbf;
+	} else if (b >= 0xf0 && b <= 0xf4) {
+		s->pending = 3;
+		s->u8_lo = b == 0xf0 ? 0x90 : 0x80;
+		s->u8_hi = b == 0xf4 ? 0x8f : 0xbf;
+	} else {
+		return -1;
+	}
+	return 0;
+}
+
+static int st_utf8(struct chunk *c)
+{
+	struct jsonscan *s = c->s;
+	unsigned b = c->p[c->i];
+
+	if (b < s->u8_lo || b > s->u8_hi)
+		return fail_at(s, s->u8_start, "invalid UTF-8 in string");
+	s->u8_lo = 0x80, s->u8_hi = 0xbf;
+	if (!--s->pending)
+		s->state = ST_STRING;
+	c->i++;
+	return 0;
+}
+
+/* A byte of a string that is not plain ASCII. */
+static int string_special(struct chunk *c, size_t i)
+{
+	struct jsonscan *s = c->s;
+	unsigned b = c->p[i];
+
+	c->i = i + 1;
+	if (b == '\\') {
+		s->esc_start = s->offset + i;
+		s->state = ST_ESCAPE;
+		return 0;
+	}
+	if (b < 0x20)
+		return fail(c, i, "unescaped control character 0x%02x in string", b);
+	s->u8_start = s->offset + i;
+	if (utf8_lead(s, b) < 0)
+		return fail(c, i, "invalid UTF-8 in string");
+	s->state = ST_UTF8;
+	/* Most characters are whole in the chunk: check them here. */
+	while (s->state == ST_UTF8 && c->i < c->n)
+		if (st_utf8(c) < 0)
+			return -1;
+	return 0;
+}
+
+static int st_string(struct chunk *c)
+{
+	const unsigned char *p = c->p;
+	size_t i = c->i, n = c->n;
+
+	for (;;) {
+		while (i < n && plain[p[i]])
+			i++;
+		if (i >= n) {
+			c->i = n;
+			return 0;
+		}
+		if (p[i] == '"')
+			break;
+		if (string_special(c, i) < 0)
+			return -1;
+		if (c->s->state != ST_STRING)
+			return 0;
+		i = c->i;
+	}
+	c->i = i + 1;
+	if (c->s->in_key) {
+		key_end(c, i);
+		return 0;
+	}
+	return end_value(c, i + 1);
+}
+
+static int st_escape(struct chunk *c)
+{
+	struct jsonscan *s = c->s;
+	unsigned b = c->p[c->i];
+	char d[16];
+
+	if (b == 'u') {
+		s->state = ST_HEX;
+		s->pending = 4;
+	} else if (b && strchr("\"\\/bfnrt", (int)b)) {
+		s->state = ST_STRING;
+	} else if (b >= 0x20 && b < 0x7f) {
+		return fail_at(s, s->esc_start, "invalid escape '\\%c'", (char)b);
+	} else {
+		return fail_at(s, s->esc_start, "invalid escape: %s after '\\'",
+			       describe(b, d));
+	}
+	c->i++;
+	return 0;
+}
+
+static int st_hex(struct chunk *c)
+{
+	struct jsonscan *s = c->s;
+
+	if (!isxdigit(c->p[c->i]))
+		return fail_at(s, s->esc_start, "invalid \\u escape");
+	if (!--s->pending)
+		s->state = ST_STRING;
+	c->i++;
+	return 0;
+}
+
+/* The number state after byte b in state st: a state, 0 = ended, -1. */
+static int number_step(int st, unsigned b, const char **why)
+{
+	int digit = is_digit(b), mark = b == 'e' || b == 'E';
+
+	switch (st) {
+	case ST_MINUS:
+		*why = "digit expected after '-'";
+		return b == '0' ? ST_ZERO : digit ? ST_INT : -1;
+	case ST_ZERO:
+		*why = "leading zero in number";
+		return digit ? -1 : b == '.' ? ST_DOT : mark ? ST_EXP_MARK : 0;
+	case ST_INT:
+		return digit ? ST_INT : b == '.' ? ST_DOT : mark ? ST_EXP_MARK : 0;
+	case ST_DOT:
+		*why = "digit expected after '.'";
+		return digit ? ST_FRAC : -1;
+	case ST_FRAC:
+		return digit ? ST_FRAC : mark ? ST_EXP_MARK : 0;
+	case ST_EXP_MARK:
+		*why = "digit expected in exponent";
+		return digit ? ST_EXP : b == '+' || b == '-' ? ST_EXP_SIGN : -1;
+	case ST_EXP_SIGN:
+		*why = "digit expected in exponent";
+		return digit ? ST_EXP : -1;
+	default:
+		return digit ? ST_EXP : 0;
+	}
+}
+
+static int st_number(struct chunk *c)
+{
+	struct jsonscan *s = c->s;
+	const char *why = NULL;
+	int next;
+
+	while (c->i < c->n) {
+		if (s->state == ST_INT || s->state == ST_FRAC || s->state == ST_EXP)
+			while (c->i < c->n && is_digit(c->p[c->i]))
+				c->i++;
+		if (c->i >= c->n)
+			return 0;
+		next = number_step(s->state, c->p[c->i], &why);
+		if (next < 0)
+			return fail(c, c->i, "%s", why);
+		if (next == 0)
+			return end_value(c, c->i);
+		s->state = next;
+		c->i++;
+	}
+	return 0;
+}
+
+static int st_literal(struct chunk *c)
+{
+	struct jsonscan *s = c->s;
+	unsigned b = c->p[c->i];
+	char d[16];
+
+	if (b != (unsigned char)s->literal[s->lit_pos])
+		return fail(c, c->i, "unexpected %s, '%s' expected", describe(b, d),
+			    s->literal);
+	c->i++;
+	if (s->literal[++s->lit_pos])
+		return 0;
+	return end_value(c, c->i);
+}
+
+static int step(struct chunk *c)
+{
+	switch (c->s->state) {
+	case ST_VALUE: return st_value(c);
+	case ST_ARRAY_FIRST: case ST_ARRAY_NEXT: return st_array(c);
+	case ST_OBJECT_FIRST: case ST_OBJECT_NEXT: return st_object(c);
+	case ST_COLON: return st_colon(c);
+	case ST_AFTER: return st_after(c);
+	case ST_STRING: return st_string(c);
+	case ST_ESCAPE: return st_escape(c);
+	case ST_HEX: return st_hex(c);
+	case ST_UTF8: return st_utf8(c);
+	case ST_LITERAL: return st_literal(c);
+	default: return st_number(c);
+	}
+}
+
+/* Keep the part of the element (or member name) that goes on next chunk. */
+static void save_partial(struct chunk *c)
+{
+	struct jsonscan *s = c->s;
+
+	if (s->in_elem) {
+		buf_add(&s->elem, c->p + s->elem_from, c->n - s->elem_from);
+		s->elem_from = 0;
+	}
+	if (s->key_wanted) {
+		buf_add(&s->key, c->p + s->key_from, c->n - s->key_from);
+		s->key_from = 0;
+	}
+}
+
+int jsonscan_feed(struct jsonscan *s, const char *p, size_t n,
+		  jsonscan_fn fn, void *ctx)
+{
+	struct chunk c = { s, (const unsigned char *)p, n, 0, fn, ctx };
+
+	if (s->failed)
+		return -1;
+	while (c.i < c.n)
+		if (step(&c) < 0)
+			return -1;
+	save_partial(&c);
+	s->offset += n;
+	return 0;
+}
+
+/* Where the input ends: is the document complete? */
+static int check_end(struct jsonscan *s)
+{
+	switch (s->state) {
+	case ST_STRING: case ST_ESCAPE: case ST_HEX: case ST_UTF8:
+		return fail_at(s, s->offset, "unterminated string (opened at offset %llu)",
+			       (unsigned long long)s->str_start);
+	case ST_MINUS:
+		return fail_at(s, s->offset, "digit expected after '-'");
+	case ST_DOT:
+		return fail_at(s, s->offset, "digit expected after '.'");
+	case ST_EXP_MARK: case ST_EXP_SIGN:
+		return fail_at(s, s->offset, "digit expected in exponent");
+	case ST_ZERO: case ST_INT: case ST_FRAC: case ST_EXP:
+		if (!s->depth)
+			return 0;	/* a number is the whole document */
+		break;
+	case ST_VALUE:
+		if (!s->depth)
+			return fail_at(s, s->offset, "empty document");
+		break;
+	case ST_AFTER:
+		if (!s->depth)
+			return 0;
+		break;
+	}
+	return fail_at(s, s->offset, "unexpected end of input");
+}
+
+int jsonscan_finish(struct jsonscan *s)
+{
+	if (s->failed || check_end(s) < 0)
+		return -1;
+	if (s->target == TARGET_UNSEEN) {
+		buf_reset(&s->err);
+		buf_addf(&s->err, "no value at '%s'", s->pointer);
+		s->failed = 1;
+		return -1;
+	}
+	return 0;
+}
