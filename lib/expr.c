@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "diag.h"
+#include "jsonptr.h"
 #include "jsonxml.h"
 #include "xmldoc.h"
 
@@ -229,6 +230,40 @@ static xmlNodePtr json_walk(xmlNodePtr node, const char *pointer)
 	return *p ? NULL : node;
 }
 
+/* json() on text that was not parsed into a document: scan for the value. */
+static void json_from_text(xmlXPathParserContextPtr ctxt, struct expr_env *env,
+			   const char *pointer)
+{
+	struct json_span v;
+	struct buf out = BUF_INIT;
+	int r;
+
+	buf_reset(&env->doc_err);
+	r = jsonptr_find(env->body, env->len, pointer, &v, &env->doc_err);
+	if (r < 0) {
+		/* The caller reports "body is not JSON" with doc_err. */
+		env->doc_state = -1;
+		xmlXPathSetError(ctxt, XPATH_INVALID_OPERAND);
+		return;
+	}
+	if (r == 0 || v.type == JSON_T_NULL) {
+		valuePush(ctxt, xmlXPathNewString(BAD_CAST ""));
+	} else if (v.type == JSON_T_STRING) {
+		if (jsonptr_string(&v, &out) < 0)
+			buf_reset(&out);
+		valuePush(ctxt, xmlXPathNewString((const xmlChar *)out.ptr));
+	} else if (v.type == JSON_T_NUMBER) {
+		buf_add(&out, v.p, v.n);
+		valuePush(ctxt, xmlXPathNewFloat(strtod(out.ptr, NULL)));
+	} else if (v.type == JSON_T_TRUE || v.type == JSON_T_FALSE) {
+		valuePush(ctxt, xmlXPathNewBoolean(v.type == JSON_T_TRUE));
+	} else {
+		jsonptr_compact(&v, &out);
+		valuePush(ctxt, xmlXPathNewString((const xmlChar *)out.ptr));
+	}
+	buf_release(&out);
+}
+
 static void fn_json(xmlXPathParserContextPtr ctxt, int nargs)
 {
 	struct expr_env *env = ctxt->context->userData;
@@ -238,8 +273,19 @@ static void fn_json(xmlXPathParserContextPtr ctxt, int nargs)
 
 	CHECK_ARITY(1);
 	pointer = xmlXPathPopString(ctxt);
-	if (expr_env_kind(env) == BODY_JSON && (doc = bound_doc(env)) && pointer &&
-	    (!*pointer || *pointer == '/'))
+	if (!pointer || expr_env_kind(env) != BODY_JSON ||
+	    (*pointer && *pointer != '/')) {
+		xmlFree(pointer);
+		valuePush(ctxt, xmlXPathNewString(BAD_CAST ""));
+		return;
+	}
+	/* Without a document yet, a scan of the text is all json() needs. */
+	if (env->doc_state == 0) {
+		json_from_text(ctxt, env, (const char *)pointer);
+		xmlFree(pointer);
+		return;
+	}
+	if ((doc = bound_doc(env)))
 		node = json_walk(xmlDocGetRootElement(doc), (const char *)pointer);
 	xmlFree(pointer);
 	if (!node || xmlStrEqual(node->name, BAD_CAST "null")) {
@@ -550,7 +596,9 @@ static xmlXPathObjectPtr eval_at(struct expr *e, struct expr_env *env,
 	xmlSetStructuredErrorFunc(&why, capture_xpath_error);
 	r = xmlXPathCompiledEval(e->comp, env->xpath);
 	xmldoc_restore_errors();
-	if (!r)
+	if (!r && env->doc_state < 0)
+		buf_addf(err, "body is not JSON: %s", env->doc_err.ptr);
+	else if (!r)
 		buf_addf(err, "cannot evaluate '%s': %s", e->text,
 			 why.len ? why.ptr : "error");
 	buf_release(&why);

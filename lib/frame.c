@@ -96,7 +96,17 @@ static int fill(struct frame_reader *fr)
 		return 1;	/* full: caller's limit check decides */
 	/* A message must never sit in an output buffer while we wait. */
 	frame_writers_flush_all();
-	r = xread(fr->fd, fr->buf + fr->end, fr->cap - fr->end);
+	for (;;) {
+		r = xread(fr->fd, fr->buf + fr->end, fr->cap - fr->end);
+		if (r >= 0 || errno != EINTR)
+			break;
+		/* Asked to stop: between frames that is the end of input;
+		 * inside one, the frame is finished first. */
+		if (!fr->in_body && fr->pos == fr->end) {
+			fr->eof = 1;
+			return 0;
+		}
+	}
 	if (r < 0)
 		return fail_io(fr);
 	if (r == 0) {

@@ -7,13 +7,15 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+volatile sig_atomic_t io_stop_requested;
+
 ssize_t xread(int fd, void *p, size_t n)
 {
 	ssize_t r;
 
 	do
 		r = read(fd, p, n);
-	while (r < 0 && errno == EINTR);
+	while (r < 0 && errno == EINTR && !io_stop_requested);
 	return r;
 }
 

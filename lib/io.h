@@ -8,6 +8,15 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include <signal.h>
+
+/*
+ * Set by SIGTERM and SIGINT (see tool.c): a read that is interrupted then
+ * returns -1 with EINTR instead of being retried, so a tool waiting for
+ * input can finish cleanly; everything else retries EINTR as usual.
+ */
+extern volatile sig_atomic_t io_stop_requested;
+
 /* One read(2), retried on EINTR: bytes read, 0 at EOF, -1 with errno. */
 ssize_t xread(int fd, void *p, size_t n);
 /* Write all n bytes: 0, or -1 with errno. */

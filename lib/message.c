@@ -18,6 +18,18 @@ void message_stamp(struct headers *h)
 	headers_setn(h, "Timestamp", ts, TIMESTAMP_LEN);
 }
 
+int message_expired(const struct headers *h, int64_t now_ms)
+{
+	const char *v = headers_get(h, "Expires");
+	int64_t at;
+
+	if (!v || !*v)
+		return 0;
+	if (timestamp_parse(v, &at) < 0)
+		return -1;
+	return at <= now_ms;
+}
+
 static int utf8_check(const unsigned char *s, size_t n, int allow_nul)
 {
 	size_t i = 0;

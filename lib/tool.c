@@ -10,6 +10,7 @@
 
 #include "channel.h"
 #include "diag.h"
+#include "io.h"
 
 enum {
 	LONG_OUTPUT = 0x1000,
@@ -42,12 +43,25 @@ static void flush_quietly(void)
 	frame_writers_flush_all();
 }
 
+static void on_stop(int sig)
+{
+	(void)sig;
+	io_stop_requested = 1;
+}
+
 void tool_init(struct tool *t, int argc, char **argv)
 {
+	/* No SA_RESTART: a read waiting for input returns, and the tool ends
+	 * after the message in hand (DESIGN.md section 6). */
+	struct sigaction sa = { .sa_handler = on_stop };
+
 	(void)t;
 	diag_init(argc > 0 ? argv[0] : NULL);
 	/* die() flushes what earlier messages produced (DESIGN.md section 6). */
 	diag_set_exit_hook(flush_quietly);
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
 }
 
 void tool_usage_error(struct tool *t, const char *fmt, ...)
@@ -217,12 +231,12 @@ void tool_each_frame(struct tool *t, int nargs, char **args, tool_frame_fn fn)
 		args = stdin_only;
 	}
 	headers_init(&h);
-	for (int i = 0; i < nargs; i++) {
+	for (int i = 0; i < nargs && !io_stop_requested; i++) {
 		int fd = tool_open_input(args[i]);
 
 		frame_reader_init(&fr, fd, channel_display(args[i], 0));
 		t->current = &fr;
-		while ((r = frame_reader_next(&fr, &h)) > 0)
+		while (!io_stop_requested && (r = frame_reader_next(&fr, &h)) > 0)
 			if (fn(t, &fr, &h) < 0)
 				tool_reader_failed(&fr);
 		if (r < 0)
