@@ -278,6 +278,7 @@ int frame_reader_next(struct frame_reader *fr, struct headers *h)
 	if (parse_block(fr, fr->buf + fr->pos, block_len, h) < 0)
 		return -1;
 	fr->pos += block_len;
+	fr->block_len = block_len;
 	fr->body_left = fr->body_len;
 	fr->in_body = 1;
 	fr->frames++;
@@ -369,6 +370,13 @@ int frame_reader_body(struct frame_reader *fr, struct buf *out)
 	while ((r = frame_reader_chunk(fr, &p, &n)) > 0)
 		buf_add(out, p, n);
 	return r;
+}
+
+void frame_reader_header_block(const struct frame_reader *fr, const char **p,
+			       size_t *n)
+{
+	*p = fr->buf + fr->pos - fr->block_len;
+	*n = fr->block_len;
 }
 
 int frame_reader_skip(struct frame_reader *fr)
@@ -526,18 +534,17 @@ static void add_header(struct buf *o, const char *n, size_t nl,
 	buf_setlen(o, o->len + nl + vl + 3);
 }
 
-int frame_writer_begin(struct frame_writer *fw, const struct headers *h,
-		       uint64_t body_len)
+int frame_history_on(void)
+{
+	return history() != NULL;
+}
+
+void frame_format_header(struct buf *out, const struct headers *h,
+			 uint64_t body_len)
 {
 	const char *hist = history();
 	int hist_done = 0;
 
-	if (fw->err) {
-		errno = fw->err;
-		return -1;
-	}
-	if (fw->in_frame)
-		die(EX_SOFTWARE, "frame_writer_begin inside a frame on '%s'", fw->name);
 	for (size_t i = 0; i < headers_count(h); i++) {
 		size_t nl, vl;
 		const char *n = headers_name(h, i, &nl);
@@ -548,22 +555,52 @@ int frame_writer_begin(struct frame_writer *fw, const struct headers *h,
 		if (hist && header_name_eq(n, nl, "Message-History", 15)) {
 			if (hist_done)
 				continue;
-			add_header(&fw->out, n, nl, v, vl);
-			fw->out.len--;	/* reopen the line to append */
+			add_header(out, n, nl, v, vl);
+			out->len--;	/* reopen the line to append */
 			if (vl)
-				buf_addstr(&fw->out, ", ");
-			buf_addstr(&fw->out, hist);
-			buf_addch(&fw->out, '\n');
+				buf_addstr(out, ", ");
+			buf_addstr(out, hist);
+			buf_addch(out, '\n');
 			hist_done = 1;
 			continue;
 		}
-		add_header(&fw->out, n, nl, v, vl);
+		add_header(out, n, nl, v, vl);
 	}
 	if (hist && !hist_done)
-		add_header(&fw->out, "Message-History", 15, hist, strlen(hist));
-	buf_addstr(&fw->out, "Content-Length: ");
-	buf_addu64(&fw->out, body_len);
-	buf_add(&fw->out, "\n\n", 2);
+		add_header(out, "Message-History", 15, hist, strlen(hist));
+	buf_addstr(out, "Content-Length: ");
+	buf_addu64(out, body_len);
+	buf_add(out, "\n\n", 2);
+}
+
+static int begin_checks(struct frame_writer *fw)
+{
+	if (fw->err) {
+		errno = fw->err;
+		return -1;
+	}
+	if (fw->in_frame)
+		die(EX_SOFTWARE, "frame_writer_begin inside a frame on '%s'", fw->name);
+	return 0;
+}
+
+int frame_writer_begin(struct frame_writer *fw, const struct headers *h,
+		       uint64_t body_len)
+{
+	if (begin_checks(fw) < 0)
+		return -1;
+	frame_format_header(&fw->out, h, body_len);
+	fw->in_frame = 1;
+	fw->body_left = body_len;
+	return 0;
+}
+
+int frame_writer_begin_raw(struct frame_writer *fw, const char *block,
+			   size_t n, uint64_t body_len)
+{
+	if (begin_checks(fw) < 0)
+		return -1;
+	buf_add(&fw->out, block, n);
 	fw->in_frame = 1;
 	fw->body_left = body_len;
 	return 0;

@@ -43,6 +43,7 @@ struct frame_reader {
 	int in_body;		/* body (or its final LF) not yet consumed */
 	uint64_t body_len, body_left;
 	uint64_t frame_offset;
+	size_t block_len;	/* of the current header block, ending at pos */
 	uint64_t frames;	/* frames whose header block was read */
 	char msgid[80];		/* Message-Id of the current frame, for errors */
 	enum frame_error err_kind;
@@ -68,6 +69,10 @@ int frame_reader_body(struct frame_reader *fr, struct buf *out);
  */
 int frame_reader_chunk(struct frame_reader *fr, const char **p, size_t *n);
 int frame_reader_skip(struct frame_reader *fr);
+/* The current frame's header block exactly as read, blank line included;
+ * valid after frame_reader_next() until the body is read. */
+void frame_reader_header_block(const struct frame_reader *fr, const char **p,
+			       size_t *n);
 static inline uint64_t frame_reader_body_length(const struct frame_reader *fr)
 {
 	return fr->body_len;
@@ -106,6 +111,10 @@ void frame_writer_release(struct frame_writer *fw);
  */
 int frame_writer_begin(struct frame_writer *fw, const struct headers *h,
 		       uint64_t body_len);
+/* Start a frame with a header block given as bytes (from
+ * frame_reader_header_block), so a frame passes byte for byte. */
+int frame_writer_begin_raw(struct frame_writer *fw, const char *block,
+			   size_t n, uint64_t body_len);
 int frame_writer_body(struct frame_writer *fw, const void *p, size_t n);
 int frame_writer_end(struct frame_writer *fw);
 int frame_writer_write(struct frame_writer *fw, const struct headers *h,
@@ -115,6 +124,12 @@ int frame_writer_raw(struct frame_writer *fw, const void *p, size_t n);
 int frame_writer_flush(struct frame_writer *fw);
 /* Flush, then close the descriptor: 0 or -1 (errno). */
 int frame_writer_close(struct frame_writer *fw);
+
+/* The header block of (h, body_len) as frame_writer_begin writes it. */
+void frame_format_header(struct buf *out, const struct headers *h,
+			 uint64_t body_len);
+/* Is $MSG_HISTORY set (so frames do not pass byte for byte)? */
+int frame_history_on(void);
 
 /*
  * Flush every writer that exists. Readers call this before a read(2) that

@@ -1,0 +1,160 @@
+/* tapout: bounded, non-blocking output of whole frames. */
+#include "tapout.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "channel.h"
+#include "clock.h"
+
+#define RETRY_MS 200
+
+/* A FIFO opened for writing without blocking: fails (ENXIO) with no reader. */
+static void try_open_fifo(struct tapout *t)
+{
+	struct channel_addr a;
+	struct buf err = BUF_INIT;
+	int64_t now = clock_now_ms();
+
+	if (t->fd >= 0 || now < t->retry_at)
+		return;
+	t->retry_at = now + RETRY_MS;
+	if (channel_parse(t->addr, &a, &err) == 0 && a.kind == CHANNEL_PATH) {
+		t->fd = open(a.path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+		if (t->fd >= 0 && t->frames + t->dropped > 0)
+			t->reopened++;
+	}
+	buf_release(&err);
+}
+
+int tapout_open(struct tapout *t, const char *addr, int drop, size_t limit,
+		struct buf *err)
+{
+	struct channel_addr a;
+	struct stat st;
+
+	memset(t, 0, sizeof(*t));
+	t->addr = xstrdup(addr);
+	t->fd = -1;
+	t->limit = limit;
+	buf_init(&t->q, 0);
+	if (channel_parse(addr, &a, err) < 0)
+		return -1;
+	t->is_fifo = a.kind == CHANNEL_PATH && stat(a.path, &st) == 0 &&
+		     S_ISFIFO(st.st_mode);
+	t->drop = drop < 0 ? t->is_fifo : drop;
+	if (t->drop && t->is_fifo) {
+		try_open_fifo(t);
+		return 0;
+	}
+	t->fd = channel_open_write(addr, err);
+	if (t->fd < 0)
+		return -1;
+	if (t->drop) {
+		int fl = fcntl(t->fd, F_GETFL);
+		fcntl(t->fd, F_SETFL, fl | O_NONBLOCK);
+	} else {
+		t->w = xmalloc(sizeof(*t->w));
+		frame_writer_init(t->w, t->fd, channel_display(addr, 1));
+	}
+	return 0;
+}
+
+/* The reader went away: what is queued was meant for it; start afresh. */
+static void lose_reader(struct tapout *t, int err)
+{
+	close(t->fd);
+	t->fd = -1;
+	buf_reset(&t->q);
+	t->qstart = 0;
+	if (!t->is_fifo)
+		t->err = err;	/* a file or pipe does not come back */
+}
+
+void tapout_pump(struct tapout *t)
+{
+	if (!t->drop)
+		return;
+	if (t->fd < 0 && t->is_fifo)
+		try_open_fifo(t);
+	while (t->fd >= 0 && t->qstart < t->q.len) {
+		ssize_t w = write(t->fd, t->q.ptr + t->qstart, t->q.len - t->qstart);
+		if (w > 0) {
+			t->qstart += (size_t)w;
+			continue;
+		}
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			break;
+		lose_reader(t, w < 0 ? errno : ENOSPC);
+	}
+	if (t->qstart == t->q.len) {
+		buf_reset(&t->q);
+		t->qstart = 0;
+	}
+}
+
+int tapout_put(struct tapout *t, const char *p, size_t n)
+{
+	if (!t->drop) {
+		if (frame_writer_raw(t->w, p, n) < 0)
+			return -1;
+		t->frames++;
+		return 0;
+	}
+	tapout_pump(t);
+	if (t->fd < 0 || t->q.len - t->qstart + n > t->limit) {
+		t->dropped++;
+		return 0;
+	}
+	if (t->qstart > t->q.len / 2) {
+		memmove(t->q.ptr, t->q.ptr + t->qstart, t->q.len - t->qstart);
+		buf_setlen(&t->q, t->q.len - t->qstart);
+		t->qstart = 0;
+	}
+	buf_add(&t->q, p, n);
+	t->frames++;
+	tapout_pump(t);
+	return 0;
+}
+
+int tapout_close(struct tapout *t, int wait_ms)
+{
+	int64_t until = clock_now_ms() + wait_ms;
+	int r = 0;
+
+	if (t->w) {
+		r = frame_writer_close(t->w);
+		t->fd = -1;
+		return r;
+	}
+	while (t->fd >= 0 && t->qstart < t->q.len) {
+		struct pollfd pfd = { t->fd, POLLOUT, 0 };
+		int64_t left = until - clock_now_ms();
+		if (left <= 0 || poll(&pfd, 1, (int)left) <= 0)
+			break;
+		tapout_pump(t);
+	}
+	if (t->fd >= 0)
+		close(t->fd);
+	t->fd = -1;
+	return r;
+}
+
+void tapout_release(struct tapout *t)
+{
+	if (t->w) {
+		frame_writer_release(t->w);
+		free(t->w);
+	}
+	free(t->addr);
+	buf_release(&t->q);
+	memset(t, 0, sizeof(*t));
+	t->fd = -1;
+}
