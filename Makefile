@@ -14,7 +14,7 @@ DESTDIR ?=
 
 BUILD ?= build
 CC ?= cc
-PKGS = libxml-2.0 libxslt jansson
+PKGS = libxml-2.0 libxslt libexslt jansson
 # Recursive (=) so pkg-config runs only when a rule needs the flags, after
 # the deps step has had its chance to install it.
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS))
@@ -26,7 +26,7 @@ ALL_CFLAGS = -std=gnu11 -D_GNU_SOURCE $(OPT) $(WARN) $(EXTRA_CFLAGS) -Ilib $(PKG
 ALL_LDFLAGS = $(LDFLAGS) $(EXTRA_LDFLAGS)
 LIBS = $(PKG_LIBS) -lm
 
-TOOLS = msg-wrap msg-unwrap msg-split msg-route msg-tap
+TOOLS = msg-wrap msg-unwrap msg-split msg-route msg-tap msg-translate
 LIB_SRC = $(wildcard lib/*.c)
 LIB_OBJ = $(LIB_SRC:lib/%.c=$(BUILD)/lib/%.o)
 UNIT_SRC = $(wildcard tests/unit/test-*.c)
@@ -82,11 +82,11 @@ bench: deps bench-deps
 
 FUZZ_SECONDS ?= 600
 fuzz: deps
-	@mkdir -p build-fuzz fuzz/corpus/frame
-	clang -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -Ilib \
+	@mkdir -p build-fuzz/corpus fuzz/corpus/frame
+	clang -std=gnu11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -Ilib \
 		$(PKG_CFLAGS) -o build-fuzz/frame-fuzz fuzz/frame-fuzz.c $(LIB_SRC) $(LIBS)
 	build-fuzz/frame-fuzz -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=512 \
-		-timeout=10 build-fuzz/corpus fuzz/corpus/frame 2>&1 | tail -20
+		-timeout=10 build-fuzz/corpus fuzz/corpus/frame 2>&1 | tail -25
 
 lint-man:
 	mandoc -Tlint -W warning $(MAN)

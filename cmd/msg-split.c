@@ -92,7 +92,8 @@ static int option(struct tool *t, int c, const char *arg)
 
 /* What one parent's split came to: count it, or end the tool. */
 static void account(struct tool *t, enum split_result r, uint64_t written,
-		    struct frame_reader *fr, struct headers *h, struct buf *err)
+		    struct frame_reader *fr, const char *raw_name, struct headers *h,
+		    struct buf *err)
 {
 	counters[C_OUT].n += written;
 	switch (r) {
@@ -115,7 +116,7 @@ static void account(struct tool *t, enum split_result r, uint64_t written,
 				buf_addf(&where, "%s: message %llu", t->current->name,
 					 (unsigned long long)t->current->frames);
 			else
-				buf_addstr(&where, "input");
+				buf_addstr(&where, raw_name);
 			if (id)
 				buf_addf(&where, " (Message-Id %s)", id);
 			die(EX_DATAERR, "%s: %s", where.ptr, err->ptr);
@@ -138,7 +139,7 @@ static int split_frame(struct tool *t, struct frame_reader *fr, struct headers *
 
 	counters[C_IN].n++;
 	r = splitter_run(splitter, h, &src, t->out, t->invalid, &written, &err);
-	account(t, r, written, fr, h, &err);
+	account(t, r, written, fr, NULL, h, &err);
 	buf_release(&err);
 	return 0;
 }
@@ -202,12 +203,15 @@ static void split_raw(struct tool *t, const char *path)
 		if (rs.fd < 0)
 			die_errno(EX_NOINPUT, "cannot open '%s'", path);
 	}
-	if (fstat(rs.fd, &st) == 0 && S_ISREG(st.st_mode))
-		src.length = (uint64_t)st.st_size;
 	r = xread(rs.fd, rs.buf, 256 * 1024);
 	if (r < 0)
 		die_errno(EX_IOERR, "cannot read '%s'", path ? path : "stdin");
 	rs.n = (size_t)r;
+	/* The length is only a hint, but 0 must mean an empty document. */
+	if (fstat(rs.fd, &st) == 0 && S_ISREG(st.st_mode))
+		src.length = (uint64_t)st.st_size;
+	else
+		src.length = rs.n ? UINT64_MAX : 0;
 	counters[C_IN].n++;
 	message_stamp(&h);
 	if (path && strcmp(path, "-")) {
@@ -217,7 +221,7 @@ static void split_raw(struct tool *t, const char *path)
 	}
 	headers_set(&h, "Content-Type", raw_type(&rs));
 	account(t, splitter_run(splitter, &h, &src, t->out, t->invalid, &written, &err),
-		written, NULL, &h, &err);
+		written, NULL, path && strcmp(path, "-") ? path : "stdin", &h, &err);
 	if (rs.fd != STDIN_FILENO)
 		close(rs.fd);
 	free(rs.buf);

@@ -51,6 +51,14 @@ void timestamp_format(char out[TIMESTAMP_LEN + 1], int64_t unix_ms)
 	out[24] = '\0';
 }
 
+static int days_in_month(int y, int m)
+{
+	static const int days[] = { 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
+	int leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+
+	return m == 2 && leap ? 29 : days[m - 1];
+}
+
 static int digits(const char **s, int n, int *out)
 {
 	int v = 0;
@@ -102,8 +110,8 @@ int timestamp_parse(const char *s, int64_t *unix_ms)
 	} else {
 		goto bad;
 	}
-	if (*s || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 ||
-	    se > 60 || oh > 23 || om > 59)
+	if (*s || mo < 1 || mo > 12 || d < 1 || d > days_in_month(y, mo) ||
+	    h > 23 || mi > 59 || se > 60 || oh > 23 || om > 59)
 		goto bad;
 	t = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + se;
 	t -= sign * (oh * 3600 + om * 60);
@@ -126,9 +134,10 @@ static int number_with_unit(const char *s, const char *const *units,
 	if (*p < '0' || *p > '9')
 		goto bad;
 	for (; *p >= '0' && *p <= '9'; p++) {
-		if (v > (~0ull - 9) / 10)
+		unsigned d = (unsigned)(*p - '0');
+		if (v > (~0ull - d) / 10)
 			goto range;
-		v = v * 10 + (unsigned)(*p - '0');
+		v = v * 10 + d;
 	}
 	if (!*p) {
 		u = default_unit;

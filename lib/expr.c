@@ -44,7 +44,7 @@ static const char *const core_functions[] = {
 	"name", "string", "concat", "starts-with", "contains",
 	"substring-before", "substring-after", "substring", "string-length",
 	"normalize-space", "translate", "boolean", "not", "true", "false",
-	"lang", "number", "sum", "floor", "ceiling", "round", "escape-uri",
+	"lang", "number", "sum", "floor", "ceiling", "round",
 	"header", "json", NULL,
 };
 
@@ -644,6 +644,21 @@ int expr_string_at(struct expr *e, struct expr_env *env, struct _xmlNode *contex
 	return r ? to_string(r, out) : -1;
 }
 
+int expr_selects_nodes(struct expr *e, struct expr_env *env)
+{
+	struct buf err = BUF_INIT;
+	xmlXPathObjectPtr r;
+	int yes;
+
+	/* On an empty document, a path still gives a (empty) node-set. An
+	 * error (a prefix only the documents will declare) proves nothing. */
+	r = eval_at(e, env, (xmlNodePtr)env->empty, &err);
+	yes = !r || r->type == XPATH_NODESET;
+	xmlXPathFreeObject(r);
+	buf_release(&err);
+	return yes;
+}
+
 int expr_nodes(struct expr *e, struct expr_env *env, struct _xmlNode ***nodes,
 	       size_t *count, struct buf *err)
 {
@@ -660,6 +675,13 @@ int expr_nodes(struct expr *e, struct expr_env *env, struct _xmlNode ***nodes,
 		return -1;
 	}
 	n = r->nodesetval ? (size_t)r->nodesetval->nodeNr : 0;
+	for (size_t i = 0; i < n; i++)
+		if (r->nodesetval->nodeTab[i]->type == XML_NAMESPACE_DECL) {
+			/* libxml2's namespace nodes die with the node-set. */
+			buf_addf(err, "expression '%s' selects namespace nodes", e->text);
+			xmlXPathFreeObject(r);
+			return -1;
+		}
 	if (n) {
 		*nodes = xmalloc(n * sizeof(**nodes));
 		memcpy(*nodes, r->nodesetval->nodeTab, n * sizeof(**nodes));

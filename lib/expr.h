@@ -74,6 +74,8 @@ struct _xmlDoc *expr_env_doc(struct expr_env *env, struct buf *err);
 /* The same with a given context node (msg-split's --header). */
 int expr_string_at(struct expr *e, struct expr_env *env,
 		   struct _xmlNode *context, struct buf *out, struct buf *err);
+/* Does e give a node-set (checked at start-up on an empty document)? */
+int expr_selects_nodes(struct expr *e, struct expr_env *env);
 /* Matched nodes in document order: a malloc'ed array (free it) and count. */
 int expr_nodes(struct expr *e, struct expr_env *env, struct _xmlNode ***nodes,
 	       size_t *count, struct buf *err);

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -140,6 +141,34 @@ int frame_looks_raw(const char *p, size_t n)
 			 p[i] == '"');
 }
 
+/* A header block cut short may still have named its message. */
+static void msgid_from_partial(struct frame_reader *fr)
+{
+	const char *p = fr->buf + fr->pos, *end = fr->buf + fr->end;
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t n;
+
+		if (!nl)
+			break;
+		n = (size_t)(nl - p);
+		if (n > 11 && !strncasecmp(p, "Message-Id:", 11)) {
+			const char *v = p + 11, *e = nl;
+			while (v < e && (*v == ' ' || *v == '\t'))
+				v++;
+			while (e > v && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'))
+				e--;
+			n = (size_t)(e - v) < sizeof(fr->msgid) - 1 ? (size_t)(e - v)
+								     : sizeof(fr->msgid) - 1;
+			memcpy(fr->msgid, v, n);
+			fr->msgid[n] = '\0';
+			return;
+		}
+		p = nl + 1;
+	}
+}
+
 /* Find the end of the header block: returns its length incl. the blank line. */
 static int find_block_end(struct frame_reader *fr, size_t *block_len)
 {
@@ -179,6 +208,7 @@ static int find_block_end(struct frame_reader *fr, size_t *block_len)
 		if (r == 0) {
 			if (fr->pos == fr->end)
 				return 0;
+			msgid_from_partial(fr);
 			return fail(fr, fr->base + fr->end,
 				    "truncated frame: end of input in the header block");
 		}
@@ -285,12 +315,14 @@ int frame_reader_next(struct frame_reader *fr, struct headers *h)
 	return 1;
 }
 
+/* End of input inside the body: count what did arrive, read or not. */
 static int truncated_body(struct frame_reader *fr)
 {
-	return fail(fr, fr->base + fr->pos,
+	uint64_t got = fr->body_len - fr->body_left + (fr->end - fr->pos);
+
+	return fail(fr, fr->base + fr->end,
 		    "truncated frame: end of input after %llu of %llu body bytes",
-		    (unsigned long long)(fr->body_len - fr->body_left),
-		    (unsigned long long)fr->body_len);
+		    (unsigned long long)got, (unsigned long long)fr->body_len);
 }
 
 /* After the body: exactly one LF. */
@@ -321,6 +353,11 @@ int frame_reader_chunk(struct frame_reader *fr, const char **p, size_t *n)
 		return 0;
 	if (fr->body_left == 0)
 		return finish_body(fr) < 0 ? -1 : 0;
+	/*
+	 * Read ahead while the rest of the frame could still fit the buffer:
+	 * a frame that fits is then handed out only once it is known whole,
+	 * so a truncated one emits nothing of its body.
+	 */
 	if (fr->pos == fr->end) {
 		int r = fill(fr);
 		if (r < 0)
@@ -328,7 +365,16 @@ int frame_reader_chunk(struct frame_reader *fr, const char **p, size_t *n)
 		if (r == 0)
 			return truncated_body(fr);
 	}
+	while (fr->end - fr->pos <= fr->body_left && fr->end < fr->cap && !fr->eof) {
+		int r = fill(fr);
+		if (r < 0)
+			return -1;
+		if (r == 0)
+			break;
+	}
 	avail = fr->end - fr->pos;
+	if (avail < fr->body_left && fr->eof)
+		return truncated_body(fr);
 	if (avail >= fr->body_left) {
 		/*
 		 * The rest of the body is here: check the LF after it before
@@ -365,8 +411,10 @@ int frame_reader_body(struct frame_reader *fr, struct buf *out)
 	int r;
 
 	buf_reset(out);
+	/* Reserve no more than a read's worth: the length is only a claim
+	 * until the bytes arrive. */
 	if (fr->in_body && fr->body_left == fr->body_len)
-		buf_grow(out, (size_t)fr->body_len);
+		buf_grow(out, (size_t)(fr->body_len < READ_CHUNK ? fr->body_len : READ_CHUNK));
 	while ((r = frame_reader_chunk(fr, &p, &n)) > 0)
 		buf_add(out, p, n);
 	return r;

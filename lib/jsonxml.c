@@ -259,6 +259,7 @@ struct parser {
 	size_t n, i;
 	xmlDocPtr doc;
 	xmlChar *name[K_NONE];	/* element names, owned by doc's dictionary */
+	xmlChar *attr_key, *attr_escaped, *attr_escaped_key;	/* likewise */
 	unsigned depth;
 	struct buf str;		/* a decoded string */
 	struct buf esc;		/* its escape text, when XML cannot hold it */
@@ -450,6 +451,40 @@ static int read_string(struct parser *P, const char **text, size_t *len,
 	return 0;
 }
 
+/*
+ * A text node holding s[0..n). To save an allocation per value, short
+ * texts live inside the node the way libxml2 stores them with
+ * XML_PARSE_COMPACT, and member names live in the document's dictionary
+ * (they repeat); libxml2's tree functions know both forms.
+ */
+static xmlNodePtr new_text(struct parser *P, const char *s, size_t n,
+			   int intern)
+{
+	xmlNodePtr t;
+
+	if (n > INT32_MAX) {
+		fail(P, P->i, "string longer than 2 GiB");
+		return NULL;
+	}
+	if (!intern && n >= 2 * sizeof(void *)) {
+		t = xmlNewDocTextLen(P->doc, (const xmlChar *)s, (int)n);
+	} else if ((t = xmlNewDocText(P->doc, NULL)) && intern) {
+		t->content = (xmlChar *)xmlDictLookup(P->doc->dict,
+						      (const xmlChar *)s, (int)n);
+		if (!t->content) {
+			xmlFreeNode(t);
+			t = NULL;
+		}
+	} else if (t) {
+		t->content = (xmlChar *)&t->properties;
+		memcpy(t->content, s, n);
+		t->content[n] = '\0';
+	}
+	if (!t)
+		fail(P, P->i, "out of memory");
+	return t;
+}
+
 static int add_text(struct parser *P, xmlNodePtr node, const char *s,
 		    size_t n)
 {
@@ -457,22 +492,36 @@ static int add_text(struct parser *P, xmlNodePtr node, const char *s,
 
 	if (!n)
 		return 0;
-	if (n > INT32_MAX)
-		return fail(P, P->i, "string longer than 2 GiB");
-	t = xmlNewDocTextLen(P->doc, (const xmlChar *)s, (int)n);
+	t = new_text(P, s, n, 0);
 	if (!t)
-		return fail(P, P->i, "out of memory");
+		return -1;
 	xmlAddChild(node, t);
+	return 0;
+}
+
+static int add_attr(struct parser *P, xmlNodePtr node, xmlChar *name,
+		    const char *value, size_t n)
+{
+	xmlAttrPtr a = xmlNewNsPropEatName(node, NULL, name, NULL);
+	xmlNodePtr t;
+
+	if (!a)
+		return fail(P, P->i, "out of memory");
+	t = new_text(P, value, n, 1);
+	if (!t)
+		return -1;
+	a->children = a->last = t;
+	t->parent = (xmlNodePtr)a;
 	return 0;
 }
 
 static int set_key(struct parser *P, xmlNodePtr node)
 {
-	if (!xmlNewProp(node, BAD_CAST "key", BAD_CAST P->key.ptr))
-		return fail(P, P->i, "out of memory");
+	if (add_attr(P, node, P->attr_key, P->key.ptr, P->key.len) < 0)
+		return -1;
 	if (P->key_escaped &&
-	    !xmlNewProp(node, BAD_CAST "escaped-key", BAD_CAST "true"))
-		return fail(P, P->i, "out of memory");
+	    add_attr(P, node, P->attr_escaped_key, "true", 4) < 0)
+		return -1;
 	return 0;
 }
 
@@ -609,8 +658,8 @@ static int parse_string(struct parser *P, xmlNodePtr node)
 
 	if (read_string(P, &s, &len, &escaped) < 0)
 		return -1;
-	if (escaped && !xmlNewProp(node, BAD_CAST "escaped", BAD_CAST "true"))
-		return fail(P, P->i, "out of memory");
+	if (escaped && add_attr(P, node, P->attr_escaped, "true", 4) < 0)
+		return -1;
 	return add_text(P, node, s, len);
 }
 
@@ -664,6 +713,11 @@ static int parse_value(struct parser *P, xmlNodePtr parent, int keyed)
 	}
 }
 
+static xmlChar *dict_name(struct parser *P, const char *name)
+{
+	return (xmlChar *)xmlDictLookup(P->doc->dict, BAD_CAST name, -1);
+}
+
 static xmlDocPtr new_doc(struct parser *P)
 {
 	int k;
@@ -671,16 +725,18 @@ static xmlDocPtr new_doc(struct parser *P)
 	P->doc = xmlNewDoc(BAD_CAST "1.0");
 	if (!P->doc)
 		return NULL;
-	/* Element names come from the dictionary: no copy per node. */
+	/* Names come from the dictionary: no copy per node. */
 	P->doc->dict = xmlDictCreate();
 	if (!P->doc->dict)
 		return NULL;
-	for (k = 0; k < K_NONE; k++) {
-		P->name[k] = (xmlChar *)xmlDictLookup(P->doc->dict,
-						      BAD_CAST kind_name[k], -1);
-		if (!P->name[k])
+	for (k = 0; k < K_NONE; k++)
+		if (!(P->name[k] = dict_name(P, kind_name[k])))
 			return NULL;
-	}
+	P->attr_key = dict_name(P, "key");
+	P->attr_escaped = dict_name(P, "escaped");
+	P->attr_escaped_key = dict_name(P, "escaped-key");
+	if (!P->attr_key || !P->attr_escaped || !P->attr_escaped_key)
+		return NULL;
 	return P->doc;
 }
 
@@ -1112,8 +1168,13 @@ int jsonxml_serialize(xmlNodePtr node, int pretty, struct buf *out,
 	struct writer W;
 	int r;
 
-	if (!node)
+	if (!node) {
+		if (err) {
+			buf_reset(err);
+			buf_addstr(err, "no element to serialize");
+		}
 		return -1;
+	}
 	W.out = out;
 	W.err = err;
 	W.pretty = pretty;

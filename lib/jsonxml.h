@@ -15,7 +15,13 @@
  * other than TAB, LF, CR; U+FFFE, U+FFFF; lone surrogates written as
  * \uD800-style escapes) is stored as JSON escape text instead, marked with
  * escaped="true" (string) or escaped-key="true" (key), as XPath 3.1 does.
+ * The serializer decodes such escape text and writes it back canonically.
  * Whitespace between JSON tokens is not represented.
+ *
+ * Parsed trees are built like libxml2's own parser builds them: names in
+ * the document's dictionary, member names there too (they repeat), short
+ * texts inside their node as with XML_PARSE_COMPACT. Change them only
+ * through libxml2's tree functions, which know these forms.
  *
  * Output is canonical: no insignificant whitespace (compact mode), strings
  * escape only '"', '\' and controls below U+0020 (\b \f \n \r \t, else

@@ -16,6 +16,9 @@ int safe_name(const char *in, size_t n, struct buf *out)
 
 	for (size_t i = 0; i < n && out->len - start < SAFE_NAME_MAX; i++) {
 		unsigned char c = (unsigned char)in[i];
+		/* Never cut a UTF-8 character at the length limit. */
+		if (c >= 0xc0 && out->len - start + (c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : 2) > SAFE_NAME_MAX)
+			break;
 		if (c == '/' || c == '\\' || c < 0x20 || c == 0x7f)
 			c = '_';
 		if (c == '.' && out->len == start)
@@ -93,7 +96,7 @@ static unsigned last_k = 1;
 int atomic_file_commit(struct atomic_file *af, const char *name,
 		       struct buf *final)
 {
-	unsigned k;
+	unsigned k, resume;
 	int r;
 
 	if (xfsync(af->fd) < 0) {
@@ -106,10 +109,11 @@ int atomic_file_commit(struct atomic_file *af, const char *name,
 		atomic_file_abort(af);
 		return -1;
 	}
-	/* Children of one file share its name: resume counting where the
-	 * last commit of the same name stopped, not at 1 every time. */
-	k = last_name.len && !strcmp(last_name.ptr, name) ? last_k + 1 : 1;
-	for (;; k++) {
+	/* The plain name first; then, since children of one file share its
+	 * name, resume counting where the last commit of that name stopped
+	 * rather than trying 2, 3, ... every time. */
+	resume = last_name.len && !strcmp(last_name.ptr, name) ? last_k + 1 : 2;
+	for (k = 1;; k = k == 1 ? resume : k + 1) {
 		if (k == 1) {
 			buf_reset(final);
 			buf_addstr(final, name);

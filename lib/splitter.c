@@ -8,6 +8,7 @@
 #include <regex.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -390,7 +391,10 @@ static int json_node_item(struct sink *k, xmlNodePtr node, struct buf *err)
 /* Plain paths (/a/b, //b, /p:a/b) can be matched while the body streams. */
 static int streamable_path(const char *x)
 {
-	if (x[0] != '/')
+	size_t n = strlen(x);
+
+	/* At least one name step, and no step left empty at the end. */
+	if (x[0] != '/' || n < 2 || x[n - 1] == '/')
 		return 0;
 	for (const char *p = x; *p; p++)
 		if (strchr("[]()@|.=$'\" \t", *p))
@@ -420,6 +424,10 @@ struct splitter *splitter_new(const struct splitter_config *cfg, struct buf *err
 		s->xpath = expr_compile(s->env, cfg->xpath, err);
 		if (!s->xpath)
 			goto fail;
+		if (!expr_selects_nodes(s->xpath, s->env)) {
+			buf_addf(err, "expression '%s' does not select nodes", cfg->xpath);
+			goto fail;
+		}
 		s->stream_xml = !cfg->no_stream && streamable_path(cfg->xpath);
 	}
 	if (cfg->mode == SPLIT_JSON) {
@@ -528,6 +536,19 @@ static int split_regex(struct splitter *s, struct sink *k, const char *body,
 {
 	size_t at = 0;
 
+	/* The body is held whole: count the pieces first, so every child
+	 * can carry Sequence-Size. */
+	k->size_known = 1;
+	k->total = 0;
+	while (at < len) {
+		regmatch_t m = { .rm_so = (regoff_t)at, .rm_eo = (regoff_t)len };
+		k->total++;
+		if (regexec(&s->re, body, 1, &m, REG_STARTEND | (at ? REG_NOTBOL : 0)))
+			break;
+		at = (size_t)m.rm_eo;
+	}
+	k->total = (k->total + s->cfg.group - 1) / s->cfg.group;
+	at = 0;
 	while (at < len) {
 		regmatch_t m = { .rm_so = (regoff_t)at, .rm_eo = (regoff_t)len };
 		size_t end, next;
@@ -690,19 +711,20 @@ static xmlPatternPtr compile_pattern(struct splitter *s, xmlNodePtr root)
 	size_t i = 0;
 	xmlPatternPtr pat;
 
-	for (xmlNsPtr d = root ? root->nsDef : NULL; d && i < 32; d = d->next)
-		if (d->prefix) {
-			ns[i++] = d->href;
-			ns[i++] = d->prefix;
-		}
+	/* --ns first: the pattern takes the first binding of a prefix. */
 	for (size_t k = 0; k < s->cfg.nns; k++) {
 		const char *eq = strchr(s->cfg.ns[k], '=');
 		ns[i++] = (const xmlChar *)xmemdup(eq + 1, strlen(eq + 1));
 		ns[i++] = (const xmlChar *)xmemdup(s->cfg.ns[k], (size_t)(eq - s->cfg.ns[k]));
 	}
+	for (xmlNsPtr d = root ? root->nsDef : NULL; d && i < 2 * s->cfg.nns + 32; d = d->next)
+		if (d->prefix) {
+			ns[i++] = d->href;
+			ns[i++] = d->prefix;
+		}
 	ns[i] = ns[i + 1] = NULL;
 	pat = xmlPatterncompile(BAD_CAST s->cfg.xpath, NULL, XML_PATTERN_XPATH, ns);
-	for (size_t k = i - 2 * s->cfg.nns; k < i; k++)
+	for (size_t k = 0; k < 2 * s->cfg.nns; k++)
 		free((void *)ns[k]);
 	free(ns);
 	return pat;
@@ -718,6 +740,8 @@ static int split_xml_stream(struct splitter *s, struct sink *k,
 	xmlStreamCtxtPtr st = NULL;
 	int ret = 0, rc = 0;
 
+	/* header() in --header expressions reads the parent's headers. */
+	expr_env_bind_as(s->env, k->parent, NULL, 0, BODY_XML);
 	xmldoc_begin();
 	r = xmlReaderForIO(xml_read, no_close, &io, NULL, NULL, xmldoc_parse_options());
 	if (!r)
@@ -775,6 +799,18 @@ static int split_xml_stream(struct splitter *s, struct sink *k,
 }
 
 /* ---- one parent ---- */
+
+/* A plain path streams XML; a parent typed as anything else (JSON through
+ * the mapping, text) needs the document built. */
+static int streams_for(const struct splitter *s, const struct headers *parent)
+{
+	const char *type = headers_get(parent, "Content-Type");
+
+	if (s->cfg.mode != SPLIT_XPATH || !s->stream_xml)
+		return splitter_streams(s);
+	return !type || !*type || strcasestr(type, "xml") ||
+	       !(strcasestr(type, "json") || !strncasecmp(type, "text/", 5));
+}
 
 /* While a parent streams, a copy of its body goes to a temporary file, so
  * that an invalid parent can still be diverted whole. */
@@ -846,6 +882,7 @@ static int run_mode(struct splitter *s, struct sink *k, const char *body,
 	case SPLIT_XPATH:
 		if (body)
 			return split_dom(s, k, body, len, err);
+		/* streams_for() chose the reader */
 		return split_xml_stream(s, k, src, err, source_failed);
 	case SPLIT_JSON:
 		return split_json(s, k, src, err, source_failed);
@@ -869,19 +906,26 @@ enum split_result splitter_run(struct splitter *s, struct headers *parent,
 	const char *body = NULL;
 
 	sink_init(&k, s, out, parent);
-	if (!splitter_streams(s)) {
+	if (!streams_for(s, parent)) {
 		if (load_body(src, &whole) < 0) {
 			res = SPLIT_SOURCE_FAILED;
 			goto out;
 		}
 		body = whole.ptr;
 	} else if (invalid) {
+		/* Streaming: keep a copy, so an invalid parent goes out whole. */
 		t.fd = tmpfile_open();
 		if (t.fd < 0)
 			die_errno(EX_CANTCREAT, "cannot create a temporary file");
 		src = &teed;
 	}
-	rc = run_mode(s, &k, body, whole.len, src, err, &source_failed);
+	/* An empty body has nothing to split (an outer split's marker, say):
+	 * that is the --empty case, not a malformed document. */
+	if (src->length == 0 && (body ? whole.len == 0 : 1))
+		rc = src->next(src->arg, &(const char *){ NULL }, &(size_t){ 0 }) < 0 ? -1 : 0,
+		source_failed = rc < 0;
+	else
+		rc = run_mode(s, &k, body, whole.len, src, err, &source_failed);
 	if (rc == 0)
 		rc = sink_finish(&k);
 	if (rc == 0 && k.made == 0) {

@@ -142,9 +142,11 @@ int tool_parse(struct tool *t, int argc, char **argv)
 			tool_usage_error(t, "unknown option '%s'", argv[optind - 1]);
 		}
 		if (c == ':') {
-			if (optopt && optopt < 0x100)
+			/* A long option names itself; optopt is its short twin. */
+			if (strncmp(argv[optind - 1], "--", 2) && optopt && optopt < 0x100)
 				tool_usage_error(t, "option '-%c' needs a value", optopt);
-			tool_usage_error(t, "option '%s' needs a value", argv[optind - 1]);
+			tool_usage_error(t, "option '%.*s' needs a value",
+					 (int)strcspn(argv[optind - 1], "="), argv[optind - 1]);
 		}
 		if (c >= LONG_OUTPUT && c <= LONG_VERSION)
 			handle_common(t, c, optarg);
@@ -224,7 +226,7 @@ void tool_each_frame(struct tool *t, int nargs, char **args, tool_frame_fn fn)
 	static char *stdin_only[] = { "-" };
 	struct frame_reader fr;
 	struct headers h;
-	int r;
+	int r = 0;
 
 	if (nargs == 0) {
 		nargs = 1;

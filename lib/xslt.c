@@ -1,0 +1,1111 @@
+/* xslt: libxslt for msg-translate: stylesheets, security, results. */
+#include "xslt.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libexslt/exslt.h>
+#include <libxml/parser.h>
+#include <libxml/uri.h>
+#include <libxml/xmlIO.h>
+#include <libxml/xmlerror.h>
+#include <libxml/xmlsave.h>
+#include <libxml/xpathInternals.h>
+#include <libxslt/documents.h>
+#include <libxslt/extensions.h>
+#include <libxslt/imports.h>
+#include <libxslt/security.h>
+#include <libxslt/templates.h>
+#include <libxslt/transform.h>
+#include <libxslt/xslt.h>
+#include <libxslt/xsltInternals.h>
+#include <libxslt/xsltutils.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "diag.h"
+#include "io.h"
+#include "jsonxml.h"
+#include "xmldoc.h"
+
+/* Error text longer than this is cut: it ends up in one header line. */
+#define ERROR_MAX 1024
+
+struct xslt_sheet {
+	char *key;		/* the path as given, or the name from a header */
+	int named;		/* key is a name looked up in --allow-read */
+	int pinned;		/* given on the command line: never evicted */
+	char *dir;		/* its directory, canonical: readable */
+	xsltStylesheetPtr style;
+	unsigned long long used;
+};
+
+struct xslt {
+	struct xslt_options o;
+	char **read_dirs, **write_dirs;	/* canonical */
+	size_t nread, nwrite;
+	const char **params;		/* name, XPath, ..., NULL */
+	size_t nparams;
+	struct xslt_sheet *cache[XSLT_CACHE_MAX];
+	size_t ncache;
+	unsigned long long clock;
+	xsltSecurityPrefsPtr sec;
+	int parse_options;
+};
+
+/*
+ * libxslt's callbacks carry no pointer of ours, so the engine and the
+ * compile or run in progress live here (one engine per process).
+ */
+static struct xslt *engine;
+static struct {
+	struct buf *err;		/* raw error text; NULL: nothing runs */
+	const char *dir;		/* the running stylesheet's directory */
+	xsltTransformContextPtr ctxt;	/* during a transformation */
+	const struct headers *in;	/* what msg:header() reads */
+	struct xslt_result *r;		/* what <msg:header/> writes */
+	struct buf message;		/* xsl:message text being assembled */
+	size_t last;			/* start of the last whole message */
+	int have_last;
+} run = { .message = BUF_INIT };
+
+/* ---- paths and the security rules ---- */
+
+/*
+ * The canonical absolute form of path, symlinks resolved as far as it
+ * exists (a file to be written need not exist yet). NULL when it cannot
+ * be made: a ".." below a missing directory, or an error other than
+ * ENOENT.
+ */
+static char *canonical(const char *path)
+{
+	char *real = realpath(path, NULL), *copy, *slash, *parent, *base;
+	struct buf out = BUF_INIT;
+
+	if (real || errno != ENOENT || !*path)
+		return real;
+	copy = xstrdup(path);
+	while ((slash = strrchr(copy, '/')) && slash != copy && !slash[1])
+		*slash = '\0';		/* "dir/" is "dir" */
+	slash = strrchr(copy, '/');
+	base = slash ? slash + 1 : copy;
+	if (!strcmp(base, "..") || !strcmp(base, ".") || !*base) {
+		free(copy);
+		return NULL;
+	}
+	if (slash == copy)
+		parent = xstrdup("/");
+	else if (slash) {
+		*slash = '\0';
+		parent = canonical(copy);
+	} else {
+		parent = canonical(".");
+	}
+	if (!parent) {
+		free(copy);
+		return NULL;
+	}
+	buf_addstr(&out, parent);
+	if (out.len > 1)
+		buf_addch(&out, '/');
+	buf_addstr(&out, base);
+	free(parent);
+	free(copy);
+	return buf_detach(&out, NULL);
+}
+
+static int inside(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	if (n == 1 && dir[0] == '/')
+		return path[0] == '/';
+	return !strncmp(path, dir, n) && (path[n] == '/' || path[n] == '\0');
+}
+
+static int inside_any(const char *path, char *const *dirs, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (inside(path, dirs[i]))
+			return 1;
+	return 0;
+}
+
+/* May a stylesheet read this local file? */
+static int may_read(const char *path)
+{
+	char *real = path ? canonical(path) : NULL;
+	int ok = real && ((run.dir && inside(real, run.dir)) ||
+			  inside_any(real, engine->read_dirs, engine->nread));
+
+	free(real);
+	return ok;
+}
+
+static int may_write(const char *path)
+{
+	char *real = path ? canonical(path) : NULL;
+	int ok = real && inside_any(real, engine->write_dirs, engine->nwrite);
+
+	free(real);
+	return ok;
+}
+
+static int check_read(xsltSecurityPrefsPtr sec, xsltTransformContextPtr ctxt,
+		      const char *path)
+{
+	(void)sec;
+	(void)ctxt;
+	return may_read(path);
+}
+
+static int check_write(xsltSecurityPrefsPtr sec, xsltTransformContextPtr ctxt,
+		       const char *path)
+{
+	(void)sec;
+	(void)ctxt;
+	return may_write(path);
+}
+
+/* The local path a URI names, or NULL for anything but a file. */
+static char *uri_path(const xmlChar *uri)
+{
+	xmlURIPtr u = xmlParseURI((const char *)uri);
+	char *path = NULL;
+
+	if (!u)
+		return xstrdup((const char *)uri);
+	if ((!u->scheme || !strcmp(u->scheme, "file")) && u->path)
+		path = xstrdup(u->path);
+	xmlFreeURI(u);
+	return path;
+}
+
+/* ---- errors, warnings and xsl:message ---- */
+
+static void note_error(const char *text)
+{
+	if (run.err && run.err->len < ERROR_MAX)
+		buf_addstr(run.err, text);
+}
+
+/* xsl:message calls this with its text, then "\n" unless it ended so. */
+static void note_message(const char *text)
+{
+	struct xslt_result *r = run.r;
+
+	buf_addstr(&run.message, text);
+	if (*text && run.message.ptr[run.message.len - 1] != '\n')
+		return;
+	run.last = r->messages.len;
+	run.have_last = 1;
+	buf_add(&r->messages, run.message.ptr, run.message.len);
+	if (!run.message.len)
+		buf_addch(&r->messages, '\n');
+	buf_reset(&run.message);
+}
+
+/*
+ * libxslt reports through one printf-like function for a context. The
+ * state tells errors (libxslt sets XSLT_STATE_ERROR before it prints
+ * one) from xsl:message text (printed while the state is still OK).
+ */
+static void on_xslt_error(void *ctx, const char *fmt, ...)
+{
+	struct buf text = BUF_INIT;
+	va_list ap;
+
+	(void)ctx;
+	va_start(ap, fmt);
+	buf_vaddf(&text, fmt, ap);
+	va_end(ap);
+	if (run.ctxt && run.r && run.ctxt->state == XSLT_STATE_OK)
+		note_message(text.ptr);
+	else
+		note_error(text.ptr);
+	buf_release(&text);
+}
+
+static void on_xml_error(void *data, xmlErrorPtr e)
+{
+	struct buf text = BUF_INIT;
+
+	(void)data;
+	if (!e || e->level < XML_ERR_ERROR || !run.err)
+		return;
+	if (e->file && e->line > 0)
+		buf_addf(&text, "file %s line %d: ", e->file, e->line);
+	else if (e->line > 0)
+		buf_addf(&text, "line %d: ", e->line);
+	buf_addstr(&text, e->message ? e->message : "error");
+	if (text.len && text.ptr[text.len - 1] != '\n')
+		buf_addch(&text, '\n');
+	note_error(text.ptr);
+	buf_release(&text);
+}
+
+static void begin_capture(struct buf *raw, const char *dir)
+{
+	run.err = raw;
+	run.dir = dir;
+	xmlSetStructuredErrorFunc(NULL, on_xml_error);
+}
+
+static void end_capture(void)
+{
+	xmldoc_restore_errors();
+	run.err = NULL;
+	run.dir = NULL;
+	run.ctxt = NULL;
+	run.in = NULL;
+	run.r = NULL;
+}
+
+/* Raw libxslt text (lines, some blank) as one line: "a; b; c". */
+static void one_line(const struct buf *raw, struct buf *out)
+{
+	const char *p = raw->ptr, *end = raw->ptr + raw->len;
+	size_t start = out->len;
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *e = nl ? nl : end;
+
+		while (p < e && (*p == ' ' || *p == '\t' || *p == '\r'))
+			p++;
+		while (e > p && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'))
+			e--;
+		/* libxslt's context line for an error with no context. */
+		if (e - p == 5 && !memcmp(p, "error", 5))
+			e = p;
+		if (e > p) {
+			if (out->len > start)
+				buf_addstr(out, "; ");
+			buf_add(out, p, (size_t)(e - p));
+		}
+		p = nl ? nl + 1 : end;
+	}
+	if (out->len - start > ERROR_MAX) {
+		buf_setlen(out, start + ERROR_MAX);
+		buf_addstr(out, "...");
+	}
+}
+
+/* ---- loading stylesheets and documents ---- */
+
+static int read_file(const char *path, struct buf *out)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat sb;
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode)) {
+		close(fd);
+		errno = EISDIR;
+		return -1;
+	}
+	buf_grow(out, (size_t)sb.st_size);
+	do {
+		buf_grow(out, 65536);
+		n = xread(fd, out->ptr + out->len, buf_avail(out));
+		if (n > 0)
+			buf_setlen(out, out->len + (size_t)n);
+	} while (n > 0);
+	close(fd);
+	return n < 0 ? -1 : 0;
+}
+
+/*
+ * Without --load-dtd nothing outside a document is read. A parser may
+ * leave out the external DTD subset (attribute defaults declared inside
+ * the document still apply, as with xsltproc); an external entity left
+ * out would silently lose text, so refusing one fails the parse.
+ */
+static struct buf refused = BUF_INIT;
+
+static xmlParserInputPtr refuse_entities(const char *url, const char *id,
+					 xmlParserCtxtPtr ctxt)
+{
+	(void)id;
+	if (!(ctxt && ctxt->inSubset == 2) && !refused.len)
+		buf_addstr(&refused, url ? url : "(unnamed)");
+	return NULL;
+}
+
+/* With --load-dtd: local files and catalogs, never the network. */
+static xmlParserInputPtr local_entities(const char *url, const char *id,
+					xmlParserCtxtPtr ctxt)
+{
+	return xmlNoNetExternalEntityLoader(url, id, ctxt);
+}
+
+/*
+ * Parse with our options and entity rules. Errors go wherever libxml2's
+ * are being captured; a refused entity is put in err. NULL unless the
+ * document is well-formed.
+ */
+static xmlDocPtr parse_xml(xmlParserCtxtPtr pctxt, const char *p, size_t n,
+			   const char *url, int opts, struct buf *err)
+{
+	xmlExternalEntityLoader saved = xmlGetExternalEntityLoader();
+	xmlDocPtr doc;
+
+	xmlSetExternalEntityLoader(engine->o.load_dtd ? local_entities : refuse_entities);
+	buf_reset(&refused);
+	doc = xmlCtxtReadMemory(pctxt, p, (int)n, url, NULL, opts);
+	xmlSetExternalEntityLoader(saved);
+	if (refused.len)
+		buf_addf(err, "external entity '%s' refused", refused.ptr);
+	if (doc && (!pctxt->wellFormed || refused.len)) {
+		xmlFreeDoc(doc);
+		doc = NULL;
+	}
+	return doc;
+}
+
+/*
+ * Every stylesheet, import, include and document() goes through here:
+ * the file is read only if the rules allow it, and parsed with our
+ * options (no network, no DTD unless --load-dtd), never libxslt's.
+ */
+static xmlDocPtr load_doc(const xmlChar *uri, xmlDictPtr dict, int options,
+			  void *ctx, xsltLoadType type)
+{
+	char *path = uri_path(uri);
+	struct buf data = BUF_INIT, why = BUF_INIT;
+	xmlParserCtxtPtr pctxt;
+	xmlDocPtr doc = NULL;
+
+	(void)options;
+	(void)ctx;
+	(void)type;
+	if (!path || !may_read(path)) {
+		buf_addf(&why, "reading '%s' is not allowed\n", (const char *)uri);
+		goto out;
+	}
+	/* As xsltproc: a document that is not there is an empty node-set. */
+	if (read_file(path, &data) < 0 || data.len > INT_MAX)
+		goto out;
+	pctxt = xmlNewParserCtxt();
+	if (!pctxt)
+		goto out;
+	/* Stylesheet documents share the stylesheet's dictionary. */
+	if (dict) {
+		xmlDictFree(pctxt->dict);
+		pctxt->dict = dict;
+		xmlDictReference(dict);
+	}
+	doc = parse_xml(pctxt, data.ptr, data.len, (const char *)uri,
+			engine->parse_options, &why);
+	xmlFreeParserCtxt(pctxt);
+out:
+	if (why.len) {
+		buf_addch(&why, '\n');
+		note_error(why.ptr);
+	}
+	free(path);
+	buf_release(&data);
+	buf_release(&why);
+	return doc;
+}
+
+/* ---- msg:header('Name') and <msg:header name="" select=""/> ---- */
+
+static void fn_header(xmlXPathParserContextPtr ctxt, int nargs)
+{
+	xmlChar *name;
+	const char *v = NULL;
+
+	CHECK_ARITY(1);
+	name = xmlXPathPopString(ctxt);
+	if (run.in && name)
+		v = headers_get(run.in, (const char *)name);
+	xmlFree(name);
+	valuePush(ctxt, xmlXPathNewString((const xmlChar *)(v ? v : "")));
+}
+
+struct header_comp {
+	xsltElemPreComp comp;	/* first: libxslt sees only this part */
+	xmlXPathCompExprPtr select;
+	xmlNsPtr *ns;
+	int nsnr;
+};
+
+static void header_comp_free(xsltElemPreCompPtr comp)
+{
+	struct header_comp *hc = (struct header_comp *)comp;
+
+	xmlXPathFreeCompExpr(hc->select);
+	xmlFree(hc->ns);
+	free(hc);
+}
+
+static void header_element(xsltTransformContextPtr ctxt, xmlNodePtr node,
+			   xmlNodePtr inst, xsltElemPreCompPtr comp);
+
+static xsltElemPreCompPtr header_precomp(xsltStylesheetPtr style,
+					 xmlNodePtr inst,
+					 xsltTransformFunction fn)
+{
+	struct header_comp *hc = xmalloc(sizeof(*hc));
+	xmlChar *select = xmlGetNsProp(inst, BAD_CAST "select", NULL);
+
+	memset(hc, 0, sizeof(*hc));
+	xsltInitElemPreComp(&hc->comp, style, inst, fn, header_comp_free);
+	if (!xmlHasNsProp(inst, BAD_CAST "name", NULL)) {
+		xsltTransformError(NULL, style, inst,
+				   "msg:header: attribute 'name' is missing\n");
+		style->errors++;
+	}
+	if (select) {
+		hc->select = xsltXPathCompile(style, select);
+		if (!hc->select) {
+			xsltTransformError(NULL, style, inst,
+					   "msg:header: invalid select '%s'\n",
+					   (const char *)select);
+			style->errors++;
+		}
+		xmlFree(select);
+	}
+	hc->ns = xmlGetNsList(inst->doc, inst);
+	while (hc->ns && hc->ns[hc->nsnr])
+		hc->nsnr++;
+	return &hc->comp;
+}
+
+static void header_element(xsltTransformContextPtr ctxt, xmlNodePtr node,
+			   xmlNodePtr inst, xsltElemPreCompPtr comp)
+{
+	struct header_comp *hc = (struct header_comp *)comp;
+	xmlChar *name, *value;
+
+	if (!hc || !run.r)
+		return;
+	name = xsltEvalAttrValueTemplate(ctxt, inst, BAD_CAST "name", NULL);
+	if (hc->select)
+		value = xsltEvalXPathStringNs(ctxt, hc->select, hc->nsnr, hc->ns);
+	else
+		value = xsltEvalTemplateString(ctxt, node, inst);
+	if (!name || !header_name_valid((const char *)name, strlen((const char *)name)))
+		xsltTransformError(ctxt, NULL, inst,
+				   "msg:header: invalid header name '%s'\n",
+				   name ? (const char *)name : "");
+	else
+		headers_set(&run.r->headers, (const char *)name,
+			    value ? (const char *)value : "");
+	xmlFree(name);
+	xmlFree(value);
+}
+
+/* ---- the engine ---- */
+
+static int add_dirs(char *const *in, size_t n, char ***out, size_t *nout,
+		    struct buf *err)
+{
+	*out = xmalloc((n ? n : 1) * sizeof(**out));
+	for (size_t i = 0; i < n; i++) {
+		char *real = realpath(in[i], NULL);
+		struct stat sb;
+
+		if (!real || stat(real, &sb) < 0 || !S_ISDIR(sb.st_mode)) {
+			buf_addf(err, "no directory '%s'", in[i]);
+			free(real);
+			return -1;
+		}
+		(*out)[(*nout)++] = real;
+	}
+	return 0;
+}
+
+struct xslt *xslt_new(const struct xslt_options *o, struct buf *err)
+{
+	struct xslt *x = xmalloc(sizeof(*x));
+
+	memset(x, 0, sizeof(*x));
+	x->o = *o;
+	x->params = xmalloc(sizeof(*x->params));
+	x->params[0] = NULL;
+	engine = x;
+	if (add_dirs(o->allow_read, o->nallow_read, &x->read_dirs, &x->nread, err) < 0 ||
+	    add_dirs(o->allow_write, o->nallow_write, &x->write_dirs, &x->nwrite, err) < 0)
+		goto fail;
+	if (o->encoding && !xmlFindCharEncodingHandler(o->encoding)) {
+		buf_addf(err, "unknown encoding '%s'", o->encoding);
+		goto fail;
+	}
+	xmldoc_init();
+	x->parse_options = xmldoc_parse_options() | XML_PARSE_NOCDATA |
+			   XML_PARSE_DTDATTR;
+	if (o->load_dtd)
+		x->parse_options |= XML_PARSE_DTDLOAD;
+	xsltInit();
+	exsltRegisterAll();
+	xsltRegisterExtModuleFunction(BAD_CAST "header", BAD_CAST XSLT_MSG_NS, fn_header);
+	xsltRegisterExtModuleElement(BAD_CAST "header", BAD_CAST XSLT_MSG_NS,
+				     header_precomp, header_element);
+	xsltSetGenericErrorFunc(NULL, on_xslt_error);
+	xsltSetLoaderFunc(load_doc);
+	x->sec = xsltNewSecurityPrefs();
+	xsltSetSecurityPrefs(x->sec, XSLT_SECPREF_READ_FILE, check_read);
+	xsltSetSecurityPrefs(x->sec, XSLT_SECPREF_WRITE_FILE, check_write);
+	xsltSetSecurityPrefs(x->sec, XSLT_SECPREF_CREATE_DIRECTORY, check_write);
+	xsltSetSecurityPrefs(x->sec, XSLT_SECPREF_READ_NETWORK, xsltSecurityForbid);
+	xsltSetSecurityPrefs(x->sec, XSLT_SECPREF_WRITE_NETWORK, xsltSecurityForbid);
+	xsltSetDefaultSecurityPrefs(x->sec);
+	return x;
+fail:
+	xslt_free(x);
+	return NULL;
+}
+
+static void sheet_free(struct xslt_sheet *s)
+{
+	xsltFreeStylesheet(s->style);
+	free(s->key);
+	free(s->dir);
+	free(s);
+}
+
+void xslt_free(struct xslt *x)
+{
+	if (!x)
+		return;
+	for (size_t i = 0; i < x->ncache; i++)
+		sheet_free(x->cache[i]);
+	for (size_t i = 0; i < x->nread; i++)
+		free(x->read_dirs[i]);
+	for (size_t i = 0; i < x->nwrite; i++)
+		free(x->write_dirs[i]);
+	free(x->read_dirs);
+	free(x->write_dirs);
+	for (size_t i = 0; i < x->nparams; i++)
+		free((char *)x->params[i]);
+	free(x->params);
+	if (x->sec) {
+		xsltSetDefaultSecurityPrefs(NULL);
+		xsltFreeSecurityPrefs(x->sec);
+		xsltSetLoaderFunc(NULL);
+		xsltCleanupGlobals();
+		xmlCleanupParser();
+	}
+	buf_release(&run.message);
+	buf_release(&refused);
+	engine = NULL;
+	free(x);
+}
+
+/* A string as an XPath literal; concat() when it holds both quotes. */
+static char *xpath_literal(const char *s)
+{
+	struct buf b = BUF_INIT;
+
+	if (!strchr(s, '\'')) {
+		buf_addf(&b, "'%s'", s);
+	} else if (!strchr(s, '"')) {
+		buf_addf(&b, "\"%s\"", s);
+	} else {
+		buf_addstr(&b, "concat(''");
+		while (*s) {
+			size_t n = strcspn(s, "'");
+			if (n)
+				buf_addf(&b, ", '%.*s'", (int)n, s);
+			s += n;
+			if (*s == '\'') {
+				buf_addstr(&b, ", \"'\"");
+				s++;
+			}
+		}
+		buf_addch(&b, ')');
+	}
+	return buf_detach(&b, NULL);
+}
+
+void xslt_param(struct xslt *x, const char *name, const char *value, int literal)
+{
+	x->params = xrealloc(x->params, (x->nparams + 3) * sizeof(*x->params));
+	x->params[x->nparams++] = xstrdup(name);
+	x->params[x->nparams++] = literal ? xpath_literal(value) : xstrdup(value);
+	x->params[x->nparams] = NULL;
+}
+
+/* ---- the stylesheet cache ---- */
+
+static char *dir_of(const char *path)
+{
+	char *real = canonical(path), *slash;
+
+	if (!real)
+		return xstrdup("/nonexistent");
+	slash = strrchr(real, '/');
+	if (slash == real)
+		slash[1] = '\0';
+	else
+		*slash = '\0';
+	return real;
+}
+
+static struct xslt_sheet *compile(const char *path, struct buf *err)
+{
+	struct xslt_sheet *s = xmalloc(sizeof(*s));
+	struct buf raw = BUF_INIT;
+
+	memset(s, 0, sizeof(*s));
+	s->dir = dir_of(path);
+	begin_capture(&raw, s->dir);
+	s->style = xsltParseStylesheetFile(BAD_CAST path);
+	end_capture();
+	if (!s->style || s->style->errors) {
+		buf_addf(err, "cannot compile '%s': ", path);
+		if (raw.len)
+			one_line(&raw, err);
+		else
+			buf_addstr(err, access(path, R_OK) ? strerror(errno) : "not a stylesheet");
+		if (s->style)
+			xsltFreeStylesheet(s->style);
+		s->style = NULL;
+		free(s->dir);
+		free(s);
+		buf_release(&raw);
+		return NULL;
+	}
+	if (raw.len) {
+		struct buf line = BUF_INIT;
+		one_line(&raw, &line);
+		warnx_msg("'%s': %s", path, line.ptr);
+		buf_release(&line);
+	}
+	if (engine->o.encoding) {
+		xmlFree(s->style->encoding);
+		s->style->encoding = xmlStrdup(BAD_CAST engine->o.encoding);
+	}
+	buf_release(&raw);
+	return s;
+}
+
+static struct xslt_sheet *cache_find(struct xslt *x, const char *key, int named)
+{
+	for (size_t i = 0; i < x->ncache; i++) {
+		struct xslt_sheet *s = x->cache[i];
+		if (s->named == named && !strcmp(s->key, key)) {
+			s->used = ++x->clock;
+			return s;
+		}
+	}
+	return NULL;
+}
+
+static void cache_add(struct xslt *x, struct xslt_sheet *s)
+{
+	if (x->ncache == XSLT_CACHE_MAX) {
+		size_t old = XSLT_CACHE_MAX;
+		for (size_t i = 0; i < x->ncache; i++)
+			if (!x->cache[i]->pinned &&
+			    (old == XSLT_CACHE_MAX || x->cache[i]->used < x->cache[old]->used))
+				old = i;
+		if (old == XSLT_CACHE_MAX)
+			die(EX_SOFTWARE, "stylesheet cache full of pinned sheets");
+		sheet_free(x->cache[old]);
+		x->cache[old] = x->cache[--x->ncache];
+	}
+	s->used = ++x->clock;
+	x->cache[x->ncache++] = s;
+}
+
+struct xslt_sheet *xslt_sheet_path(struct xslt *x, const char *path, struct buf *err)
+{
+	struct xslt_sheet *s = cache_find(x, path, 0);
+
+	if (s)
+		return s;
+	s = compile(path, err);
+	if (!s)
+		return NULL;
+	s->key = xstrdup(path);
+	s->pinned = 1;
+	cache_add(x, s);
+	return s;
+}
+
+/* A name from a message: relative, no "." or ".." part, no empty part. */
+static int safe_relative(const char *name)
+{
+	const char *p = name;
+
+	if (!*name || *name == '/')
+		return 0;
+	while (*p) {
+		size_t n = strcspn(p, "/");
+		if (n == 0 || (n == 1 && p[0] == '.') || (n == 2 && !memcmp(p, "..", 2)))
+			return 0;
+		p += n;
+		if (*p == '/')
+			p++;
+		if (!*p && p[-1] == '/')
+			return 0;
+	}
+	return 1;
+}
+
+struct xslt_sheet *xslt_sheet_named(struct xslt *x, const char *name, struct buf *err)
+{
+	struct xslt_sheet *s = cache_find(x, name, 1);
+	struct buf path = BUF_INIT;
+
+	if (s)
+		return s;
+	if (!safe_relative(name)) {
+		buf_addf(err, "stylesheet name '%s' is not a plain relative path", name);
+		return NULL;
+	}
+	for (size_t i = 0; i < x->nread && !s; i++) {
+		char *real;
+
+		buf_reset(&path);
+		buf_addf(&path, "%s/%s", x->read_dirs[i], name);
+		if (access(path.ptr, F_OK) < 0)
+			continue;
+		/* A symlink must not lead out of the directory. */
+		real = canonical(path.ptr);
+		if (!real || !inside(real, x->read_dirs[i])) {
+			buf_addf(err, "stylesheet '%s' leads out of '%s'", name, x->read_dirs[i]);
+			free(real);
+			buf_release(&path);
+			return NULL;
+		}
+		free(real);
+		s = compile(path.ptr, err);
+		if (!s) {
+			buf_release(&path);
+			return NULL;
+		}
+	}
+	buf_release(&path);
+	if (!s) {
+		buf_addf(err, "no stylesheet '%s' in the --allow-read directories", name);
+		return NULL;
+	}
+	s->key = xstrdup(name);
+	s->named = 1;
+	cache_add(x, s);
+	return s;
+}
+
+/* ---- results ---- */
+
+void xslt_result_init(struct xslt_result *r)
+{
+	buf_init(&r->body, 0);
+	buf_init(&r->type, 0);
+	headers_init(&r->headers);
+	buf_init(&r->messages, 0);
+	buf_init(&r->error, 0);
+}
+
+void xslt_result_release(struct xslt_result *r)
+{
+	buf_release(&r->body);
+	buf_release(&r->type);
+	headers_release(&r->headers);
+	buf_release(&r->messages);
+	buf_release(&r->error);
+}
+
+static void result_reset(struct xslt_result *r)
+{
+	buf_reset(&r->body);
+	buf_reset(&r->type);
+	headers_reset(&r->headers);
+	buf_reset(&r->messages);
+	buf_reset(&r->error);
+}
+
+static int write_buf(void *ctx, const char *p, int n)
+{
+	buf_add(ctx, p, (size_t)n);
+	return n;
+}
+
+static int close_buf(void *ctx)
+{
+	(void)ctx;
+	return 0;
+}
+
+/* The mapping as JSON text, with a final newline as jq writes it. */
+static int write_json(xmlNodePtr root, int pretty, struct xslt_result *r)
+{
+	struct buf why = BUF_INIT;
+
+	if (!root || jsonxml_serialize(root, pretty, &r->body, &why) < 0) {
+		buf_addf(&r->error, "not the JSON mapping: %s",
+			 why.len ? why.ptr : "no root element");
+		buf_release(&why);
+		return -1;
+	}
+	buf_addch(&r->body, '\n');
+	buf_reset(&r->type);
+	buf_addstr(&r->type, "application/json");
+	buf_release(&why);
+	return 0;
+}
+
+/*
+ * A document without a stylesheet: XML as xmllint writes it. The mapping
+ * of JSON is declared UTF-8, so its text stays as it is rather than
+ * turning into character references.
+ */
+static int write_xml(struct xslt *x, xmlDocPtr doc, enum body_kind kind,
+		     struct xslt_result *r)
+{
+	int opts = x->o.layout == XSLT_LAYOUT_FORMAT ? XML_SAVE_FORMAT : 0;
+	const char *enc = x->o.encoding ? x->o.encoding :
+			  kind == BODY_JSON ? "UTF-8" : NULL;
+	xmlSaveCtxtPtr save = xmlSaveToIO(write_buf, close_buf, &r->body,
+					  enc, opts);
+
+	if (!save || xmlSaveDoc(save, doc) < 0 || xmlSaveClose(save) < 0) {
+		buf_addstr(&r->error, "cannot serialize the document");
+		return -1;
+	}
+	return 0;
+}
+
+static int mentions(const char *type, const char *word)
+{
+	size_t n = strlen(word);
+
+	for (; type && *type; type++)
+		if (!strncasecmp(type, word, n))
+			return 1;
+	return 0;
+}
+
+/* No stylesheet: the Normalizer's conversions. */
+static int convert(struct xslt *x, xmlDocPtr doc, enum body_kind kind,
+		   const struct headers *h, const char *body, size_t len,
+		   struct xslt_result *r)
+{
+	const char *type = h ? headers_get(h, "Content-Type") : NULL;
+	int json = x->o.to == XSLT_TO_JSON ||
+		   (x->o.to == XSLT_TO_AUTO && kind == BODY_JSON);
+	const char *word = json ? "json" : "xml";
+
+	if (mentions(type, word))
+		buf_addstr(&r->type, type);
+	else
+		buf_addf(&r->type, "application/%s", word);
+	if (x->o.layout == XSLT_LAYOUT_KEEP && kind == (json ? BODY_JSON : BODY_XML) &&
+	    (json || !x->o.encoding)) {
+		buf_add(&r->body, body, len);
+		return 0;
+	}
+	if (json)
+		return write_json(xmlDocGetRootElement(doc),
+				  x->o.layout == XSLT_LAYOUT_FORMAT, r);
+	return write_xml(x, doc, kind, r);
+}
+
+/* Content-Type for a result written as xsltproc would write it. */
+static void result_type(xsltStylesheetPtr style, xmlDocPtr res,
+			const xmlChar *method, struct xslt_result *r)
+{
+	const xmlChar *media, *encoding;
+	const char *type = "application/xml";
+	int text = 0;
+
+	XSLT_GET_IMPORT_PTR(media, style, mediaType)
+	XSLT_GET_IMPORT_PTR(encoding, style, encoding)
+	if (xmlStrEqual(method, BAD_CAST "html") ||
+	    (!method && res->type == XML_HTML_DOCUMENT_NODE)) {
+		type = "text/html";
+		text = 1;
+	} else if (xmlStrEqual(method, BAD_CAST "text")) {
+		type = "text/plain";
+		text = 1;
+	} else if (xmlStrEqual(method, BAD_CAST "xhtml")) {
+		type = "application/xhtml+xml";
+	}
+	buf_addstr(&r->type, media ? (const char *)media : type);
+	/* XML says its encoding itself; text and HTML need the header. */
+	if (!media && text && encoding && xmlStrcasecmp(encoding, BAD_CAST "UTF-8"))
+		buf_addf(&r->type, "; charset=%s", (const char *)encoding);
+}
+
+static int write_result(struct xslt *x, xsltStylesheetPtr style, xmlDocPtr res,
+			struct xslt_result *r)
+{
+	const xmlChar *method, *encoding;
+	xmlCharEncodingHandlerPtr encoder = NULL;
+	xmlOutputBufferPtr out;
+	int plain;
+
+	XSLT_GET_IMPORT_PTR(method, style, method)
+	XSLT_GET_IMPORT_PTR(encoding, style, encoding)
+	plain = !method || xmlStrEqual(method, BAD_CAST "xml");
+	if (x->o.to == XSLT_TO_JSON ||
+	    (x->o.to == XSLT_TO_AUTO && plain && res->type == XML_DOCUMENT_NODE &&
+	     jsonxml_is_mapping(res))) {
+		size_t at = r->body.len;
+		if (write_json(xmlDocGetRootElement(res),
+			       x->o.layout == XSLT_LAYOUT_FORMAT, r) == 0)
+			return 0;
+		if (x->o.to == XSLT_TO_JSON)
+			return -1;
+		/* Named like the mapping but not one: it is XML after all. */
+		buf_setlen(&r->body, at);
+		buf_reset(&r->error);
+	}
+	result_type(style, res, method, r);
+	/* The output encoder is chosen as xsltproc chooses it. */
+	if (encoding) {
+		encoder = xmlFindCharEncodingHandler((const char *)encoding);
+		if (encoder && xmlStrEqual(BAD_CAST encoder->name, BAD_CAST "UTF-8"))
+			encoder = NULL;
+	}
+	out = xmlOutputBufferCreateIO(write_buf, close_buf, &r->body, encoder);
+	if (!out) {
+		buf_addstr(&r->error, "cannot create an output buffer");
+		return -1;
+	}
+	if (xsltSaveResultTo(out, res, style) < 0 || xmlOutputBufferClose(out) < 0) {
+		buf_addf(&r->error, "cannot write the result%s%s",
+			 encoding ? " in " : "", encoding ? (const char *)encoding : "");
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * For a stylesheet, CDATA sections are text, as xsltproc has them; the
+ * pretty-printer keeps them, and drops blank text as xmllint does.
+ */
+static xmlDocPtr parse_input(struct xslt *x, const char *body, size_t len,
+			     enum body_kind kind, int for_xslt, struct buf *err)
+{
+	struct buf why = BUF_INIT;
+	xmlParserCtxtPtr pctxt;
+	xmlDocPtr doc = NULL;
+	int opts;
+
+	if (kind == BODY_TEXT) {
+		buf_addstr(err, "body is neither XML nor JSON");
+		return NULL;
+	}
+	if (kind == BODY_JSON) {
+		doc = jsonxml_parse(body, len, &why);
+		if (!doc)
+			buf_addf(err, "body is not JSON: %s", why.ptr);
+		buf_release(&why);
+		return doc;
+	}
+	if (len > INT_MAX) {
+		buf_addstr(err, "body larger than 2 GiB");
+		return NULL;
+	}
+	pctxt = xmlNewParserCtxt();
+	if (!pctxt) {
+		buf_addstr(err, "out of memory");
+		return NULL;
+	}
+	opts = x->parse_options;
+	if (!for_xslt)
+		opts &= ~XML_PARSE_NOCDATA;
+	if (!for_xslt && x->o.layout != XSLT_LAYOUT_KEEP)
+		opts |= XML_PARSE_NOBLANKS;
+	xmldoc_begin();
+	doc = parse_xml(pctxt, body, len, NULL, opts, &why);
+	if (xmldoc_end(&why) < 0 || !doc) {
+		buf_addf(err, "body is not XML: %s", why.len ? why.ptr : "not well-formed");
+		xmlFreeDoc(doc);
+		doc = NULL;
+	}
+	xmlFreeParserCtxt(pctxt);
+	buf_release(&why);
+	return doc;
+}
+
+/* What a finished run came to: 0, or -1 with the reason in r->error. */
+static int outcome(int state, xmlDocPtr res, const struct buf *raw,
+		   struct xslt_result *r)
+{
+	if (raw->len) {
+		one_line(raw, &r->error);
+		return -1;
+	}
+	if (state == XSLT_STATE_STOPPED) {
+		struct buf text = BUF_INIT;
+		if (run.have_last) {
+			buf_add(&text, r->messages.ptr + run.last, r->messages.len - run.last);
+			buf_setlen(&r->messages, run.last);
+		}
+		buf_addstr(&r->error, "stylesheet terminated");
+		if (text.len > 1) {
+			buf_addstr(&r->error, ": ");
+			one_line(&text, &r->error);
+		}
+		buf_release(&text);
+		return -1;
+	}
+	if (state != XSLT_STATE_OK || !res) {
+		buf_addstr(&r->error, "transformation failed");
+		return -1;
+	}
+	return 0;
+}
+
+static int apply(struct xslt *x, struct xslt_sheet *s, xmlDocPtr doc,
+		 const struct headers *h, struct xslt_result *r)
+{
+	xsltTransformContextPtr ctxt = xsltNewTransformContext(s->style, doc);
+	struct buf raw = BUF_INIT;
+	xmlDocPtr res;
+	int state, rc;
+
+	if (!ctxt) {
+		buf_addstr(&r->error, "cannot create a transformation context");
+		return -1;
+	}
+	xsltSetCtxtSecurityPrefs(x->sec, ctxt);
+	xsltSetTransformErrorFunc(ctxt, NULL, on_xslt_error);
+	begin_capture(&raw, s->dir);
+	run.ctxt = ctxt;
+	run.in = h;
+	run.r = r;
+	run.have_last = 0;
+	buf_reset(&run.message);
+	res = xsltApplyStylesheetUser(s->style, doc, x->params, NULL, NULL, ctxt);
+	if (run.message.len)
+		note_message("\n");
+	state = ctxt->state;
+	end_capture();
+	xsltFreeTransformContext(ctxt);
+	rc = outcome(state, res, &raw, r);
+	if (rc == 0)
+		rc = write_result(x, s->style, res, r);
+	xmlFreeDoc(res);
+	buf_release(&raw);
+	return rc;
+}
+
+int xslt_translate(struct xslt *x, struct xslt_sheet *sheet,
+		   const struct headers *h, const char *body, size_t len,
+		   enum body_kind kind, struct xslt_result *r)
+{
+	xmlDocPtr doc;
+	int rc;
+
+	result_reset(r);
+	doc = parse_input(x, body, len, kind, sheet != NULL, &r->error);
+	if (!doc)
+		return -1;
+	if (sheet)
+		rc = apply(x, sheet, doc, h, r);
+	else
+		rc = convert(x, doc, kind, h, body, len, r);
+	xmlFreeDoc(doc);
+	return rc;
+}
