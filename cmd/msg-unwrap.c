@@ -191,7 +191,7 @@ static void to_file(struct tool *t, struct frame_reader *fr, struct headers *h)
 	while ((r = frame_reader_chunk(fr, &p, &n)) > 0)
 		if (atomic_file_write(&af, p, n) < 0) {
 			atomic_file_abort(&af);
-			die_errno(EX_IOERR, "cannot write '%s/%s'", opt.dir, af.tmpname);
+			die_errno(EX_IOERR, "cannot write '%s/%s'", opt.dir, name.ptr);
 		}
 	if (r < 0) {
 		atomic_file_abort(&af);

@@ -4,6 +4,7 @@
 #include <libgen.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "diag.h"
@@ -79,11 +80,14 @@ static void finish_headers(struct headers *h, const char *type)
 	}
 	if (!headers_get(h, "Content-Type"))
 		headers_set(h, "Content-Type", opt.type ? opt.type : type);
+	/* -H replaces a header of the same name; given twice, both stay. */
+	for (size_t i = 0; i < headers_count(&opt.extra); i++)
+		headers_remove(h, headers_name(&opt.extra, i, NULL));
 	for (size_t i = 0; i < headers_count(&opt.extra); i++) {
-		size_t vl;
-		const char *n = headers_name(&opt.extra, i, NULL);
+		size_t nl, vl;
+		const char *n = headers_name(&opt.extra, i, &nl);
 		const char *v = headers_value(&opt.extra, i, &vl);
-		headers_setn(h, n, v, vl);
+		headers_add(h, n, nl, v, vl);
 	}
 }
 
@@ -228,9 +232,13 @@ static void wrap_one(struct tool *t, const char *path)
 	const char *name = "stdin";
 
 	if (path && strcmp(path, "-")) {
+		struct stat st;
+
 		fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (fd < 0)
 			die_errno(EX_NOINPUT, "cannot open '%s'", path);
+		if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode))
+			die(EX_NOINPUT, "cannot open '%s': Is a directory", path);
 		name = path;
 	} else {
 		path = NULL;

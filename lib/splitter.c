@@ -19,6 +19,7 @@
 #include "jsonxml.h"
 #include "message.h"
 #include "xmldoc.h"
+#include "xmlout.h"
 
 struct splitter {
 	struct splitter_config cfg;
@@ -27,7 +28,6 @@ struct splitter {
 	int stream_xml;		/* cfg.xpath is a plain path: stream it */
 	regex_t re;
 	int have_re;
-	xmlBufferPtr xbuf;	/* reused for every serialised node */
 	struct expr **hexpr;	/* compiled --header expressions */
 	uint64_t empty;
 };
@@ -248,46 +248,6 @@ static int add_item(struct sink *k, const char *p, size_t n, const char *type,
 
 /* ---- XML nodes as standalone documents ---- */
 
-static int ns_declared_above(xmlNodePtr node)
-{
-	for (xmlNodePtr p = node->parent; p && p->type == XML_ELEMENT_NODE; p = p->parent)
-		if (p->nsDef)
-			return 1;
-	return 0;
-}
-
-static int has_ns_decl(xmlNodePtr node, const xmlChar *prefix)
-{
-	for (xmlNsPtr ns = node->nsDef; ns; ns = ns->next)
-		if (xmlStrEqual(ns->prefix, prefix))
-			return 1;
-	return 0;
-}
-
-/* An element keeps every namespace declaration in scope where it stood,
- * so a child of a namespaced document is still the same XML on its own. */
-static void dump_element(struct splitter *s, xmlNodePtr node, struct buf *out)
-{
-	xmlBufferEmpty(s->xbuf);
-	if (!ns_declared_above(node)) {
-		xmlNodeDump(s->xbuf, node->doc, node, 0, 0);
-	} else {
-		xmlDocPtr d = xmlNewDoc(BAD_CAST "1.0");
-		xmlNodePtr copy = xmlDocCopyNode(node, d, 1);
-		xmlNsPtr *inscope = xmlGetNsList(node->doc, node);
-
-		xmlDocSetRootElement(d, copy);
-		for (xmlNsPtr *ns = inscope; ns && *ns; ns++)
-			if (!has_ns_decl(copy, (*ns)->prefix))
-				xmlNewNs(copy, (*ns)->href, (*ns)->prefix);
-		xmlFree(inscope);
-		xmlReconciliateNs(d, copy);
-		xmlNodeDump(s->xbuf, d, copy, 0, 0);
-		xmlFreeDoc(d);
-	}
-	buf_add(out, xmlBufferContent(s->xbuf), (size_t)xmlBufferLength(s->xbuf));
-}
-
 /* The wrapper of a group: the parent element's name and namespaces. */
 static void group_wrapper(struct sink *k, xmlNodePtr item)
 {
@@ -334,7 +294,7 @@ static int xml_item(struct sink *k, xmlNodePtr node, struct buf *err)
 			break;
 		/* fall through */
 	case XML_ELEMENT_NODE:
-		dump_element(k->s, node, &text);
+		xmlout_element(node, &text);
 		type = "application/xml";
 		sep = NULL;
 		if (k->s->cfg.group > 1)
@@ -413,7 +373,6 @@ struct splitter *splitter_new(const struct splitter_config *cfg, struct buf *err
 	s->env = expr_env_new(cfg->ns, cfg->nns, err);
 	if (!s->env)
 		goto fail;
-	s->xbuf = xmlBufferCreate();
 	s->hexpr = xmalloc((cfg->nheaders + 1) * sizeof(*s->hexpr));
 	for (size_t i = 0; i < cfg->nheaders; i++) {
 		s->hexpr[i] = expr_compile(s->env, cfg->headers[i].expr, err);
@@ -471,8 +430,6 @@ void splitter_free(struct splitter *s)
 	expr_env_free(s->env);
 	if (s->have_re)
 		regfree(&s->re);
-	if (s->xbuf)
-		xmlBufferFree(s->xbuf);
 	free(s);
 }
 

@@ -11,6 +11,7 @@ setup() {
 
 # frame BODY [HEADER ...]: one frame with the given body and headers.
 frame() {
+	local LC_ALL=C	# ${#body} counts bytes only in the C locale
 	local body=$1
 	shift
 	local h
