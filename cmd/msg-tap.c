@@ -279,6 +279,9 @@ int main(int argc, char **argv)
 	if (opt.when && !(when = expr_compile(env, opt.when, &err)))
 		die(EX_USAGE, "%s", err.ptr);
 	tool_open_outputs(&t);
+	for (int i = first; i < argc; i++)
+		if (!strncmp(argv[i], "dir:", 4) && opt.format != FORMAT_FRAME)
+			tool_usage_error(&t, "a dir: tap channel holds frames: -F frame only");
 	ntaps = (size_t)(argc - first);
 	taps = xmalloc(ntaps * sizeof(*taps));
 	for (size_t i = 0; i < ntaps; i++)

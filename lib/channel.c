@@ -1,6 +1,8 @@
 /* channel: parsing and opening channel addresses. */
 #include "channel.h"
 
+#include "spool.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -71,14 +73,6 @@ static int check_fd(int fd, int for_writing, const char *addr, struct buf *err)
 	return fd;
 }
 
-static int unsupported_dir(const char *addr, struct buf *err)
-{
-	buf_addf(err, "cannot use '%s': spool directory channels are not "
-		 "supported by this version", addr);
-	errno = ENOTSUP;
-	return -1;
-}
-
 int channel_open_read(const char *addr, struct buf *err)
 {
 	struct channel_addr a;
@@ -92,7 +86,9 @@ int channel_open_read(const char *addr, struct buf *err)
 	case CHANNEL_FD:
 		return check_fd(a.fd, 0, addr, err);
 	case CHANNEL_DIR:
-		return unsupported_dir(addr, err);
+		buf_addf(err, "cannot open '%s' as a stream: it is a spool directory", addr);
+		errno = EISDIR;
+		return -1;
 	case CHANNEL_PATH:
 		break;
 	}
@@ -116,7 +112,9 @@ int channel_open_write(const char *addr, struct buf *err)
 	case CHANNEL_FD:
 		return check_fd(a.fd, 1, addr, err);
 	case CHANNEL_DIR:
-		return unsupported_dir(addr, err);
+		buf_addf(err, "cannot open '%s' as a stream: it is a spool directory", addr);
+		errno = EISDIR;
+		return -1;
 	case CHANNEL_PATH:
 		break;
 	}
@@ -127,4 +125,25 @@ int channel_open_write(const char *addr, struct buf *err)
 	if (fd < 0)
 		buf_addf(err, "cannot open '%s': %s", addr, strerror(errno));
 	return fd;
+}
+
+int channel_writer_open(const char *addr, struct frame_writer *fw, struct buf *err)
+{
+	struct channel_addr a;
+	int fd;
+
+	if (channel_parse(addr, &a, err) < 0)
+		return -1;
+	if (a.kind == CHANNEL_DIR) {
+		struct spool *sp = spool_open(a.path, err);
+		if (!sp)
+			return -1;
+		frame_writer_init_spool(fw, sp, addr);
+		return 0;
+	}
+	fd = channel_open_write(addr, err);
+	if (fd < 0)
+		return -1;
+	frame_writer_init(fw, fd, channel_display(addr, 1));
+	return 0;
 }

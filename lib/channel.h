@@ -34,4 +34,9 @@ int channel_open_read(const char *addr, struct buf *err);
  * open blocks until its reader opens it. */
 int channel_open_write(const char *addr, struct buf *err);
 
+/* Open addr as a frame writer, any kind including dir: (0, or -1 with the
+ * reason in err). Used by every tool's outputs. */
+int channel_writer_open(const char *addr, struct frame_writer *fw,
+			struct buf *err);
+
 #endif

@@ -49,15 +49,14 @@ long fanout_open(struct fanout *f, const char *addr, struct buf *err)
 {
 	long i = fanout_find(f, addr);
 	struct frame_writer *w;
-	int fd;
 
 	if (i >= 0)
 		return i;
-	fd = channel_open_write(addr, err);
-	if (fd < 0)
-		return -1;
 	w = xmalloc(sizeof(*w));
-	frame_writer_init(w, fd, channel_display(addr, 1));
+	if (channel_writer_open(addr, w, err) < 0) {
+		free(w);
+		return -1;
+	}
 	return (long)add(f, addr, w, 1);
 }
 

@@ -12,6 +12,7 @@
 
 #include "diag.h"
 #include "io.h"
+#include "spool.h"
 
 #define READ_CHUNK (256 * 1024)
 
@@ -470,6 +471,14 @@ void frame_writer_init(struct frame_writer *fw, int fd, const char *name)
 	writers = fw;
 }
 
+void frame_writer_init_spool(struct frame_writer *fw, struct spool *sp,
+			     const char *name)
+{
+	frame_writer_init(fw, -1, name);
+	fw->lock = 0;	/* nobody else writes our temporary files */
+	fw->spool = sp;
+}
+
 void frame_writer_release(struct frame_writer *fw)
 {
 	struct frame_writer **pp;
@@ -482,6 +491,8 @@ void frame_writer_release(struct frame_writer *fw)
 	free(fw->name);
 	buf_release(&fw->out);
 	fw->name = NULL;
+	spool_close(fw->spool);
+	fw->spool = NULL;
 }
 
 static int set_failed(struct frame_writer *fw, int err)
@@ -629,6 +640,9 @@ static int begin_checks(struct frame_writer *fw)
 	}
 	if (fw->in_frame)
 		die(EX_SOFTWARE, "frame_writer_begin inside a frame on '%s'", fw->name);
+	/* A spool writer starts a new file for every frame. */
+	if (fw->spool && (fw->fd = spool_begin(fw->spool)) < 0)
+		return set_failed(fw, errno);
 	return 0;
 }
 
@@ -684,6 +698,18 @@ int frame_writer_end(struct frame_writer *fw)
 	buf_addch(&fw->out, '\n');
 	fw->in_frame = 0;
 	fw->frames++;
+	if (fw->spool) {
+		/* Whole and durable in new/, or not there at all. */
+		if (frame_writer_flush(fw) < 0) {
+			spool_abort(fw->spool);
+			fw->fd = -1;
+			return -1;
+		}
+		fw->fd = -1;
+		if (spool_commit(fw->spool) < 0)
+			return set_failed(fw, errno);
+		return 0;
+	}
 	if (fw->out.len >= WRITE_FLUSH_AT || fw->locked)
 		return frame_writer_flush(fw);
 	return 0;
@@ -704,11 +730,34 @@ int frame_writer_raw(struct frame_writer *fw, const void *p, size_t n)
 		errno = fw->err;
 		return -1;
 	}
+	if (fw->spool) {
+		/* A spool holds messages only. */
+		return set_failed(fw, EINVAL);
+	}
 	if (n >= WRITE_FLUSH_AT)
 		return write_direct(fw, p, n);
 	buf_add(&fw->out, p, n);
 	if (fw->out.len >= WRITE_FLUSH_AT)
 		return frame_writer_flush(fw);
+	return 0;
+}
+
+int frame_writer_whole(struct frame_writer *fw, const char *frame, size_t n)
+{
+	if (!fw->spool)
+		return frame_writer_raw(fw, frame, n);
+	if (begin_checks(fw) < 0)
+		return -1;
+	if (write_all(fw->fd, frame, n) < 0) {
+		int err = errno;
+		spool_abort(fw->spool);
+		fw->fd = -1;
+		return set_failed(fw, err);
+	}
+	fw->fd = -1;
+	if (spool_commit(fw->spool) < 0)
+		return set_failed(fw, errno);
+	fw->frames++;
 	return 0;
 }
 

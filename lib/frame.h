@@ -86,8 +86,11 @@ int frame_reader_exit_code(const struct frame_reader *fr);
 /* Does this look like raw data rather than a message stream? (For hints.) */
 int frame_looks_raw(const char *p, size_t n);
 
+struct spool;
+
 struct frame_writer {
 	int fd;
+	struct spool *spool;	/* a dir: channel: one file per frame */
 	char *name;
 	struct buf out;
 	int lock;		/* lock per frame (shared FIFO, pipe or file) */
@@ -101,6 +104,10 @@ struct frame_writer {
 
 /* name is copied; fd is not closed by release (see frame_writer_close). */
 void frame_writer_init(struct frame_writer *fw, int fd, const char *name);
+/* A writer to a spool directory: each frame becomes one durable file
+ * (see spool.h); the writer owns the spool and closes it. */
+void frame_writer_init_spool(struct frame_writer *fw, struct spool *sp,
+			     const char *name);
 void frame_writer_release(struct frame_writer *fw);
 
 /*
@@ -121,6 +128,8 @@ int frame_writer_write(struct frame_writer *fw, const struct headers *h,
 		       const void *body, size_t len);
 /* Write bytes as they are, outside any frame (raw output of msg-unwrap). */
 int frame_writer_raw(struct frame_writer *fw, const void *p, size_t n);
+/* Write one complete frame given as bytes (a copy of one read). */
+int frame_writer_whole(struct frame_writer *fw, const char *frame, size_t n);
 int frame_writer_flush(struct frame_writer *fw);
 /* Flush, then close the descriptor: 0 or -1 (errno). */
 int frame_writer_close(struct frame_writer *fw);

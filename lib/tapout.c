@@ -52,16 +52,22 @@ int tapout_open(struct tapout *t, const char *addr, int drop, size_t limit,
 		try_open_fifo(t);
 		return 0;
 	}
+	if (a.kind == CHANNEL_DIR)
+		t->drop = 0;	/* a spool never makes the flow wait */
+	if (!t->drop) {
+		t->w = xmalloc(sizeof(*t->w));
+		if (channel_writer_open(addr, t->w, err) < 0) {
+			free(t->w);
+			t->w = NULL;
+			return -1;
+		}
+		t->fd = t->w->fd;
+		return 0;
+	}
 	t->fd = channel_open_write(addr, err);
 	if (t->fd < 0)
 		return -1;
-	if (t->drop) {
-		int fl = fcntl(t->fd, F_GETFL);
-		fcntl(t->fd, F_SETFL, fl | O_NONBLOCK);
-	} else {
-		t->w = xmalloc(sizeof(*t->w));
-		frame_writer_init(t->w, t->fd, channel_display(addr, 1));
-	}
+	fcntl(t->fd, F_SETFL, fcntl(t->fd, F_GETFL) | O_NONBLOCK);
 	return 0;
 }
 
@@ -103,7 +109,7 @@ void tapout_pump(struct tapout *t)
 int tapout_put(struct tapout *t, const char *p, size_t n)
 {
 	if (!t->drop) {
-		if (frame_writer_raw(t->w, p, n) < 0)
+		if (frame_writer_whole(t->w, p, n) < 0)
 			return -1;
 		t->frames++;
 		return 0;

@@ -11,6 +11,7 @@
 #include "channel.h"
 #include "diag.h"
 #include "io.h"
+#include "spool.h"
 
 enum {
 	LONG_OUTPUT = 0x1000,
@@ -32,7 +33,7 @@ static const struct {
 	{ { "dead-letter", required_argument, NULL, LONG_DEAD_LETTER }, TOOL_OPT_DEAD_LETTER },
 	{ { "ns", required_argument, NULL, LONG_NS }, TOOL_OPT_NS },
 	{ { "stats", no_argument, NULL, LONG_STATS }, TOOL_OPT_STATS },
-	{ { "once", no_argument, NULL, LONG_ONCE }, TOOL_OPT_ONCE },
+	{ { "once", no_argument, NULL, LONG_ONCE }, 0 },
 	{ { "help", no_argument, NULL, LONG_HELP }, 0 },
 	{ { "version", no_argument, NULL, LONG_VERSION }, 0 },
 };
@@ -172,14 +173,11 @@ int tool_parse(struct tool *t, int argc, char **argv)
 struct frame_writer *tool_open_output(const char *addr)
 {
 	struct buf err = BUF_INIT;
-	struct frame_writer *fw;
-	int fd = channel_open_write(addr, &err);
+	struct frame_writer *fw = xmalloc(sizeof(*fw));
 
-	if (fd < 0)
+	if (channel_writer_open(addr, fw, &err) < 0)
 		die(EX_CANTCREAT, "%s", err.ptr);
 	buf_release(&err);
-	fw = xmalloc(sizeof(*fw));
-	frame_writer_init(fw, fd, channel_display(addr, 1));
 	return fw;
 }
 
@@ -221,12 +219,60 @@ void tool_write(struct frame_writer *fw, const struct headers *h,
 		tool_writer_failed(fw);
 }
 
+/* The frames of one open input, until its end (or a stop request). */
+static void each_frame_of(struct tool *t, int fd, const char *name,
+			  struct headers *h, tool_frame_fn fn)
+{
+	struct frame_reader fr;
+	int r = 0;
+
+	frame_reader_init(&fr, fd, name);
+	t->current = &fr;
+	while (!io_stop_requested && (r = frame_reader_next(&fr, h)) > 0)
+		if (fn(t, &fr, h) < 0)
+			tool_reader_failed(&fr);
+	if (r < 0)
+		tool_reader_failed(&fr);
+	t->current = NULL;
+	frame_reader_release(&fr);
+}
+
+/*
+ * A dir: input: claim message files oldest first, and delete each only
+ * once what the tool wrote for it is out of its buffers (and, for dir:
+ * outputs, durable): a crash in between means the message is read again,
+ * never lost. With --once, stop when the directory is empty.
+ */
+static void each_spooled(struct tool *t, const char *addr, struct headers *h,
+			 tool_frame_fn fn)
+{
+	struct buf err = BUF_INIT, name = BUF_INIT, display = BUF_INIT;
+	struct spool *sp = spool_open(addr + 4, &err);
+	int fd;
+
+	if (!sp)
+		die(EX_NOINPUT, "%s", err.ptr);
+	while ((fd = spool_claim(sp, !t->once, &name)) > 0) {
+		buf_reset(&display);
+		buf_addf(&display, "%s/cur/%s", addr, name.ptr);
+		each_frame_of(t, fd, display.ptr, h, fn);
+		if (frame_writers_flush_all() < 0)
+			die(EX_IOERR, "cannot write output: %s", strerror(errno));
+		if (spool_done(sp) < 0)
+			die_errno(EX_IOERR, "cannot remove '%s'", display.ptr);
+	}
+	if (fd < 0)
+		die_errno(EX_IOERR, "cannot read '%s'", addr);
+	spool_close(sp);
+	buf_release(&err);
+	buf_release(&name);
+	buf_release(&display);
+}
+
 void tool_each_frame(struct tool *t, int nargs, char **args, tool_frame_fn fn)
 {
 	static char *stdin_only[] = { "-" };
-	struct frame_reader fr;
 	struct headers h;
-	int r = 0;
 
 	if (nargs == 0) {
 		nargs = 1;
@@ -234,19 +280,16 @@ void tool_each_frame(struct tool *t, int nargs, char **args, tool_frame_fn fn)
 	}
 	headers_init(&h);
 	for (int i = 0; i < nargs && !io_stop_requested; i++) {
-		int fd = tool_open_input(args[i]);
+		int fd;
 
-		frame_reader_init(&fr, fd, channel_display(args[i], 0));
-		t->current = &fr;
-		while (!io_stop_requested && (r = frame_reader_next(&fr, &h)) > 0)
-			if (fn(t, &fr, &h) < 0)
-				tool_reader_failed(&fr);
-		if (r < 0)
-			tool_reader_failed(&fr);
-		t->current = NULL;
+		if (!strncmp(args[i], "dir:", 4)) {
+			each_spooled(t, args[i], &h, fn);
+			continue;
+		}
+		fd = tool_open_input(args[i]);
+		each_frame_of(t, fd, channel_display(args[i], 0), &h, fn);
 		if (fd != STDIN_FILENO)
 			close(fd);
-		frame_reader_release(&fr);
 	}
 	headers_release(&h);
 }

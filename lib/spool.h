@@ -1,0 +1,45 @@
+/*
+ * spool: dir: channels, a directory of messages one file each (DESIGN.md
+ * section 4), in the maildir manner:
+ *
+ *   DIR/tmp/  files being written
+ *   DIR/new/  messages ready to read, named so that they sort in arrival
+ *             order (a UUIDv7: time first, unique across processes and
+ *             hosts), each holding one frame
+ *   DIR/cur/  messages a reader has claimed
+ *
+ * A writer fills tmp/NAME, fsyncs it, renames it to new/NAME.msg and
+ * fsyncs new/, so a message is either absent or whole and durable.
+ * A reader takes the oldest name in new/, locks the file (flock) and
+ * renames it to cur/: two readers never hold the same message. It deletes
+ * the file only after its own outputs for it are durable; a reader that
+ * dies leaves the file locked by nobody in cur/, and the next reader takes
+ * it from there. Delivery is at least once.
+ */
+#ifndef MSG_SPOOL_H
+#define MSG_SPOOL_H
+
+#include "buf.h"
+
+struct spool;
+
+/* Open (creating, 0700) the spool directory: NULL with a reason in err. */
+struct spool *spool_open(const char *dir, struct buf *err);
+void spool_close(struct spool *s);
+const char *spool_dir(const struct spool *s);
+
+/* Writing: a new temporary file (its descriptor), then commit or abort. */
+int spool_begin(struct spool *s);
+int spool_commit(struct spool *s);
+void spool_abort(struct spool *s);
+
+/*
+ * Reading: claim the oldest message and return its descriptor (reading
+ * from the start), its name in name. 0 when there is none and wait is 0,
+ * or when asked to stop while waiting; -1 with errno on failure.
+ */
+int spool_claim(struct spool *s, int wait, struct buf *name);
+/* The claimed message is done with: delete it. */
+int spool_done(struct spool *s);
+
+#endif
