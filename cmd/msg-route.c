@@ -414,7 +414,8 @@ static void print_rule_stats(void)
 		warnx_msg("stats: otherwise -> '%s': %llu", out.v[table.otherwise].addr,
 			  (unsigned long long)table.otherwise_count);
 	for (size_t i = 0; i < out.n; i++)
-		warnx_msg("stats: channel '%s': %llu%s", out.v[i].addr,
+		if (out.v[i].sent || out.v[i].dead || i > 0)
+			warnx_msg("stats: channel '%s': %llu%s", out.v[i].addr,
 			  (unsigned long long)out.v[i].sent, out.v[i].dead ? " (failed)" : "");
 }
 

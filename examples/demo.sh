@@ -36,11 +36,22 @@ echo
 
 step "Splitter: one message per order, with the region copied from the parent element"
 show "msg-wrap data/orders-north.xml data/orders-south.xml | msg-split -x /orders/order -H 'Region=../@region' -H 'Order-Id=@id' > order.msg"
-show "msg-unwrap -H order.msg | grep -E '^(Order-Id|Region|Sequence-(Number|Size|End)):' | paste -sd ' \\n' | sed -n 1,5p"
+show "msg-unwrap -e order.msg | jq -r '[.headers[\"Order-Id\"], .headers.Region, .headers[\"Sequence-Number\"], .headers[\"Sequence-Size\"] // \"-\", .headers[\"Sequence-End\"] // \"-\"] | @tsv'"
 
 step "Splitter on JSON: the elements of the array at /orders, straight from a raw file"
 show "msg-split -r -j /orders -H 'Order-Id=json(\"/id\")' data/orders.json | msg-unwrap -e | jq -c '[.headers[\"Order-Id\"], .headers[\"Sequence-Number\"], .body]'"
 
 step "Nested split: orders, then the items of each order; Sequence-Stack remembers the outer sequence"
-show "msg-split -r -x /orders/order data/orders-north.xml | msg-split -x //item -H 'Sku=@sku' | msg-unwrap -H | grep -E '^(Sku|Sequence-Number|Sequence-Stack):' | sed -n 1,6p"
+show "msg-split -r -x /orders/order data/orders-north.xml | msg-split -x //item -H 'Sku=@sku' | msg-unwrap -e | jq -r '[.headers.Sku, .headers[\"Sequence-Number\"], .headers[\"Sequence-Stack\"][24:]] | @tsv'"
+
+step "Content-Based Router: rush orders to one FIFO, the rest to another; readers start first"
+show "mkfifo rush.fifo other.fifo"
+show "msg-unwrap -e rush.fifo | jq -r '\"rush:  \" + .headers[\"Order-Id\"]' & msg-unwrap -e other.fifo | jq -r '\"other: \" + .headers[\"Order-Id\"]' > other.txt & msg-split -r -x /orders/order -H 'Order-Id=@id' data/orders-north.xml data/orders-south.xml | msg-route -w '/order/@type=\"rush\"' -t rush.fifo -o other.fifo --stats; wait; cat other.txt"
+
+step "Wire Tap: watch a flow go by, one summary line a message, the flow itself untouched"
+show "msg-split -r -j /orders data/orders.json | msg-tap -F summary -k Sequence-Number /dev/stderr 2>&1 >/dev/null | cut -d' ' -f3-"
+
+step "Guaranteed Delivery with dir: channels, as cron would run it: drain a spool, route, spool again"
+show "msg-split -r -j /orders data/orders.json --output dir:spool/in && ls spool/in/new | wc -l"
+show "msg-route --once -f 'json(\"/total\") > 10' dir:spool/in --output dir:spool/big && echo \"left in spool/in: \$(find spool/in -type f | wc -l)\" && msg-unwrap --once -s '\\n' dir:spool/big"
 echo

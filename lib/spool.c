@@ -30,11 +30,30 @@ struct spool {
 	int inotify;			/* on new/, or -1: poll instead */
 };
 
+/* mkdir -p, each new directory 0700. */
+static int make_path(const char *dir)
+{
+	char *p = xstrdup(dir);
+	int r = 0;
+
+	for (char *q = p + 1; *q && r == 0; q++)
+		if (*q == '/') {
+			*q = '\0';
+			if (mkdir(p, 0700) < 0 && errno != EEXIST)
+				r = -1;
+			*q = '/';
+		}
+	if (r == 0 && mkdir(p, 0700) < 0 && errno != EEXIST)
+		r = -1;
+	free(p);
+	return r;
+}
+
 static int subdir(struct spool *s, const char *name, struct buf *err)
 {
 	int dfd;
 
-	if (mkdirat(AT_FDCWD, s->dir, 0700) < 0 && errno != EEXIST)
+	if (make_path(s->dir) < 0)
 		goto fail;
 	{
 		char path[4096];
