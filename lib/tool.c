@@ -128,9 +128,12 @@ static void handle_common(struct tool *t, int c, const char *arg)
 	}
 }
 
+/* Kept where exit() from a usage error still sees it (no false leak). */
+static struct option *all_options;
+
 int tool_parse(struct tool *t, int argc, char **argv)
 {
-	struct option *all = merge_options(t);
+	struct option *all = all_options = merge_options(t);
 	char shortopts[128];
 	int c, idx;
 
@@ -155,6 +158,7 @@ int tool_parse(struct tool *t, int argc, char **argv)
 			tool_usage_error(t, "bad option '%s'", argv[optind - 1]);
 	}
 	free(all);
+	all_options = NULL;
 	if (!t->output_addr)
 		t->output_addr = "-";
 	if (!t->invalid_addr && (t->common & TOOL_OPT_INVALID)) {
