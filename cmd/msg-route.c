@@ -344,7 +344,7 @@ static void handle_failures(const struct fanout_set *dest, struct headers *h,
 
 static int route_frame(struct tool *t, struct frame_reader *fr, struct headers *h)
 {
-	static struct buf body = BUF_INIT, err = BUF_INIT;
+	static struct buf body = BUF_INIT, err = BUF_INIT, block = BUF_INIT;
 	static struct fanout_set dest;
 	int loaded = needs_body(), r, expired;
 	size_t failed;
@@ -354,7 +354,16 @@ static int route_frame(struct tool *t, struct frame_reader *fr, struct headers *
 	counters[C_IN].n++;
 	buf_reset(&err);
 	fanout_set_clear(&dest);
-	expired = message_expired(h, clock_now_ms());
+	/* A router never changes a message: its header block goes on as read
+	 * (unless Message-History is being kept). */
+	if (!frame_history_on()) {
+		const char *p;
+		size_t n;
+		frame_reader_header_block(fr, &p, &n);
+		buf_reset(&block);
+		buf_add(&block, p, n);
+	}
+	expired = message_expired(h);
 	/* The body is needed to decide, or may have to go elsewhere whole. */
 	if (expired != 0 || loaded || dead_letter_channel >= 0) {
 		if (frame_reader_body(fr, &body) < 0)
@@ -395,7 +404,8 @@ static int route_frame(struct tool *t, struct frame_reader *fr, struct headers *
 	} else {
 		counters[C_ROUTED].n++;
 	}
-	if (fanout_write(&out, &dest, h, loaded ? body.ptr : NULL,
+	if (fanout_write(&out, &dest, h, frame_history_on() ? NULL : block.ptr, block.len,
+			 loaded ? body.ptr : NULL,
 			 loaded ? body.len : frame_reader_body_length(fr),
 			 frame_next, fr, &failed) < 0)
 		return -1;

@@ -111,7 +111,7 @@ void buf_addstr(struct buf *b, const char *s)
 	buf_add(b, s, strlen(s));
 }
 
-void buf_addch(struct buf *b, int c)
+void buf_addch_slow(struct buf *b, int c)
 {
 	buf_grow(b, 1);
 	b->ptr[b->len] = (char)c;

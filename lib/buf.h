@@ -27,7 +27,17 @@ void buf_setlen(struct buf *b, size_t len);
 static inline void buf_reset(struct buf *b) { buf_setlen(b, 0); }
 void buf_add(struct buf *b, const void *data, size_t n);
 void buf_addstr(struct buf *b, const char *s);
-void buf_addch(struct buf *b, int c);
+void buf_addch_slow(struct buf *b, int c);
+/* Inline: appending one byte is on every hot path. */
+static inline void buf_addch(struct buf *b, int c)
+{
+	if (b->len + 1 < b->cap) {
+		b->ptr[b->len++] = (char)c;
+		b->ptr[b->len] = '\0';
+	} else {
+		buf_addch_slow(b, c);
+	}
+}
 void buf_addu64(struct buf *b, unsigned long long v);
 void buf_addf(struct buf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

@@ -26,7 +26,9 @@ struct expr;
 
 /* What an expression reads besides headers. */
 enum {
-	EXPR_NEEDS_BODY = 1,	/* paths, the context node, or json() */
+	EXPR_NEEDS_DOC = 1,	/* paths or the context node: the document */
+	EXPR_NEEDS_JSON = 2,	/* json(): the body's text, scanned */
+	EXPR_NEEDS_BODY = EXPR_NEEDS_DOC | EXPR_NEEDS_JSON,
 };
 
 enum body_kind {

@@ -89,7 +89,8 @@ static void kill_channel(struct fanout_channel *c, size_t *failed)
 }
 
 int fanout_write(struct fanout *f, const struct fanout_set *s,
-		 const struct headers *h, const char *body, uint64_t len,
+		 const struct headers *h, const char *block, size_t block_len,
+		 const char *body, uint64_t len,
 		 int (*next)(void *arg, const char **p, size_t *n), void *arg,
 		 size_t *failed)
 {
@@ -100,7 +101,10 @@ int fanout_write(struct fanout *f, const struct fanout_set *s,
 	*failed = 0;
 	for (size_t k = 0; k < s->n; k++) {
 		struct fanout_channel *c = &f->v[s->idx[k]];
-		if (!c->dead && frame_writer_begin(c->w, h, len) < 0)
+		if (c->dead)
+			continue;
+		if ((block ? frame_writer_begin_raw(c->w, block, block_len, len)
+			   : frame_writer_begin(c->w, h, len)) < 0)
 			kill_channel(c, failed);
 	}
 	if (body) {

@@ -48,13 +48,15 @@ static inline void fanout_set_clear(struct fanout_set *s) { s->n = 0; }
 void fanout_set_release(struct fanout_set *s);
 
 /*
- * Write one message to every live channel of the set: the body either
- * whole (body != NULL) or streamed from next(). A channel that fails is
- * marked dead and the others go on. Returns -1 only if reading the body
- * failed; *failed counts channels that died now.
+ * Write one message to every live channel of the set: its header block as
+ * read (block, when not NULL: the message passes unchanged) or made from
+ * h, and the body either whole (body != NULL) or streamed from next(). A
+ * channel that fails is marked dead and the others go on. Returns -1 only
+ * if reading the body failed; *failed counts channels that died now.
  */
 int fanout_write(struct fanout *f, const struct fanout_set *s,
-		 const struct headers *h, const char *body, uint64_t len,
+		 const struct headers *h, const char *block, size_t block_len,
+		 const char *body, uint64_t len,
 		 int (*next)(void *arg, const char **p, size_t *n), void *arg,
 		 size_t *failed);
 

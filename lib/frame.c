@@ -268,8 +268,8 @@ static int parse_block(struct frame_reader *fr, const char *s, size_t len,
 		    memchr(colon, '\r', n - (size_t)(colon - s)))
 			return fail(fr, off, "invalid byte in value of header '%.*s'",
 				    (int)(colon - s), s);
-		headers_add(h, s, (size_t)(colon - s), colon + 1,
-			    n - (size_t)(colon - s) - 1);
+		headers_add_checked(h, s, (size_t)(colon - s), colon + 1,
+				    n - (size_t)(colon - s) - 1);
 		if (header_name_eq(s, (size_t)(colon - s), "Content-Length", 14)) {
 			size_t vi = h->n - 1;
 			size_t vlen;

@@ -23,9 +23,15 @@ int header_name_valid(const char *p, size_t n)
 	return 1;
 }
 
+/* ASCII only, as header names are: no locale, no call. */
 int header_name_eq(const char *a, size_t alen, const char *b, size_t blen)
 {
-	return alen == blen && strncasecmp(a, b, alen) == 0;
+	if (alen != blen)
+		return 0;
+	for (size_t i = 0; i < alen; i++)
+		if ((a[i] | 0x20) != (b[i] | 0x20))
+			return 0;
+	return 1;
 }
 
 void headers_init(struct headers *h)
@@ -173,6 +179,33 @@ int headers_add(struct headers *h, const char *name, size_t nlen,
 	e->value_off = h->store.len;
 	e->value_len = store_value(&h->store, value, vlen);
 	return 0;
+}
+
+void headers_add_checked(struct headers *h, const char *name, size_t nlen,
+			 const char *value, size_t vlen)
+{
+	struct header_entry *e;
+	char *p;
+
+	while (vlen && is_blank(*value))
+		value++, vlen--;
+	while (vlen && is_blank(value[vlen - 1]))
+		vlen--;
+	if (h->n == h->alloc) {
+		h->alloc = h->alloc ? h->alloc * 2 : 16;
+		h->v = xrealloc(h->v, h->alloc * sizeof(*h->v));
+	}
+	e = &h->v[h->n++];
+	buf_grow(&h->store, nlen + vlen + 2);
+	p = h->store.ptr + h->store.len;
+	e->name_off = h->store.len;
+	e->name_len = nlen;
+	memcpy(p, name, nlen);
+	p[nlen] = '\0';
+	e->value_off = h->store.len + nlen + 1;
+	e->value_len = vlen;
+	memcpy(p + nlen + 1, value, vlen);
+	buf_setlen(&h->store, h->store.len + nlen + vlen + 2);
 }
 
 static void remove_at(struct headers *h, size_t i)

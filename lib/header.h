@@ -49,6 +49,10 @@ long headers_find(const struct headers *h, const char *name, size_t len);
  */
 int headers_add(struct headers *h, const char *name, size_t nlen,
 		const char *value, size_t vlen);
+/* The same for a name already checked and a value known to hold no CR,
+ * LF or NUL (the frame reader's): only the blanks at its ends go. */
+void headers_add_checked(struct headers *h, const char *name, size_t nlen,
+			 const char *value, size_t vlen);
 /* Replace the first value in place (removing later duplicates) or append. */
 int headers_setn(struct headers *h, const char *name, const char *value,
 		 size_t vlen);

@@ -26,7 +26,7 @@ const char *message_detect_type(const char *head, size_t head_len,
 
 /* Has the message expired (an Expires header before now)? 1 or 0, or -1
  * when Expires is not an RFC 3339 date-time. */
-int message_expired(const struct headers *h, int64_t now_ms);
+int message_expired(const struct headers *h);
 
 /* Is p[0..n) valid UTF-8 with no NUL byte? */
 int utf8_valid_text(const char *p, size_t n);

@@ -757,16 +757,55 @@ static int split_xml_stream(struct splitter *s, struct sink *k,
 
 /* ---- one parent ---- */
 
-/* A plain path streams XML; a parent typed as anything else (JSON through
- * the mapping, text) needs the document built. */
-static int streams_for(const struct splitter *s, const struct headers *parent)
+/* The first piece of a body, read ahead and then handed out again. */
+struct replay {
+	struct body_source *inner;
+	const char *p;
+	size_t n;
+	int pending;
+};
+
+static int replay_next(void *arg, const char **p, size_t *n)
+{
+	struct replay *r = arg;
+
+	if (r->pending) {
+		r->pending = 0;
+		*p = r->p;
+		*n = r->n;
+		return 1;
+	}
+	return r->inner->next(r->inner->arg, p, n);
+}
+
+/*
+ * A plain path streams XML; a parent that is something else (JSON,
+ * through the mapping, or text) needs the document built. The type says
+ * which; without one, the first byte does, as for any expression.
+ */
+static int streams_for(const struct splitter *s, const struct headers *parent,
+		       struct replay *peek, int *source_failed)
 {
 	const char *type = headers_get(parent, "Content-Type");
+	size_t i = 0;
+	int r;
 
 	if (s->cfg.mode != SPLIT_XPATH || !s->stream_xml)
 		return splitter_streams(s);
-	return !type || !*type || strcasestr(type, "xml") ||
-	       !(strcasestr(type, "json") || !strncasecmp(type, "text/", 5));
+	if (type && *type)
+		return strcasestr(type, "xml") ||
+		       !(strcasestr(type, "json") || !strncasecmp(type, "text/", 5));
+	r = peek->inner->next(peek->inner->arg, &peek->p, &peek->n);
+	if (r < 0) {
+		*source_failed = 1;
+		return 1;
+	}
+	peek->pending = r > 0;
+	if (peek->n >= 3 && !memcmp(peek->p, "\xef\xbb\xbf", 3))
+		i = 3;
+	while (i < peek->n && strchr(" \t\r\n", peek->p[i]))
+		i++;
+	return i < peek->n && peek->p[i] == '<';
 }
 
 /* While a parent streams, a copy of its body goes to a temporary file, so
@@ -855,15 +894,23 @@ enum split_result splitter_run(struct splitter *s, struct headers *parent,
 			       struct buf *err)
 {
 	struct buf whole = BUF_INIT;
-	struct tee t = { src, -1, 0, 0 };
+	struct replay peek = { src, NULL, 0, 0 };
+	struct body_source replayed = { replay_next, &peek, src->length };
+	struct tee t = { &replayed, -1, 0, 0 };
 	struct body_source teed = { tee_next, &t, src->length };
 	struct sink k;
 	enum split_result res = SPLIT_OK;
-	int source_failed = 0, rc;
+	int source_failed = 0, rc, streaming;
 	const char *body = NULL;
 
 	sink_init(&k, s, out, parent);
-	if (!streams_for(s, parent)) {
+	streaming = streams_for(s, parent, &peek, &source_failed);
+	src = &replayed;
+	if (source_failed) {
+		res = SPLIT_SOURCE_FAILED;
+		goto out;
+	}
+	if (!streaming) {
 		if (load_body(src, &whole) < 0) {
 			res = SPLIT_SOURCE_FAILED;
 			goto out;

@@ -288,7 +288,11 @@ static void one_line(const struct buf *raw, struct buf *out)
 		p = nl ? nl + 1 : end;
 	}
 	if (out->len - start > ERROR_MAX) {
-		buf_setlen(out, start + ERROR_MAX);
+		size_t cut = start + ERROR_MAX;
+		/* Not in the middle of a UTF-8 sequence. */
+		while (cut > start && ((unsigned char)out->ptr[cut] & 0xc0) == 0x80)
+			cut--;
+		buf_setlen(out, cut);
 		buf_addstr(out, "...");
 	}
 }
@@ -533,11 +537,15 @@ struct xslt *xslt_new(const struct xslt_options *o, struct buf *err)
 	if (add_dirs(o->allow_read, o->nallow_read, &x->read_dirs, &x->nread, err) < 0 ||
 	    add_dirs(o->allow_write, o->nallow_write, &x->write_dirs, &x->nwrite, err) < 0)
 		goto fail;
-	if (o->encoding && !xmlFindCharEncodingHandler(o->encoding)) {
-		buf_addf(err, "unknown encoding '%s'", o->encoding);
-		goto fail;
-	}
 	xmldoc_init();
+	if (o->encoding) {
+		xmlCharEncodingHandlerPtr h = xmlFindCharEncodingHandler(o->encoding);
+		if (!h) {
+			buf_addf(err, "unknown encoding '%s'", o->encoding);
+			goto fail;
+		}
+		xmlCharEncCloseFunc(h);
+	}
 	x->parse_options = xmldoc_parse_options() | XML_PARSE_NOCDATA |
 			   XML_PARSE_DTDATTR;
 	if (o->load_dtd)
@@ -941,7 +949,7 @@ static int write_result(struct xslt *x, xsltStylesheetPtr style, xmlDocPtr res,
 	const xmlChar *method, *encoding;
 	xmlCharEncodingHandlerPtr encoder = NULL;
 	xmlOutputBufferPtr out;
-	int plain;
+	int plain, saved;
 
 	XSLT_GET_IMPORT_PTR(method, style, method)
 	XSLT_GET_IMPORT_PTR(encoding, style, encoding)
@@ -971,7 +979,8 @@ static int write_result(struct xslt *x, xsltStylesheetPtr style, xmlDocPtr res,
 		buf_addstr(&r->error, "cannot create an output buffer");
 		return -1;
 	}
-	if (xsltSaveResultTo(out, res, style) < 0 || xmlOutputBufferClose(out) < 0) {
+	saved = xsltSaveResultTo(out, res, style);
+	if (xmlOutputBufferClose(out) < 0 || saved < 0) {
 		buf_addf(&r->error, "cannot write the result%s%s",
 			 encoding ? " in " : "", encoding ? (const char *)encoding : "");
 		return -1;
@@ -1018,7 +1027,7 @@ static xmlDocPtr parse_input(struct xslt *x, const char *body, size_t len,
 		opts |= XML_PARSE_NOBLANKS;
 	xmldoc_begin();
 	doc = parse_xml(pctxt, body, len, NULL, opts, &why);
-	if (xmldoc_end(&why) < 0 || !doc) {
+	if (why.len || xmldoc_end(&why) < 0 || !doc) {
 		buf_addf(err, "body is not XML: %s", why.len ? why.ptr : "not well-formed");
 		xmlFreeDoc(doc);
 		doc = NULL;
