@@ -153,6 +153,7 @@ static struct expr *compile_or_die(const char *text)
 static void set_up(struct tool *t)
 {
 	struct buf err = BUF_INIT;
+	int cause;
 
 	env = expr_env_new(t->ns, t->nns, &err);
 	if (!env)
@@ -162,8 +163,10 @@ static void set_up(struct tool *t)
 	rule_table_init(&table);
 	switch (opt.mode) {
 	case MODE_RULES:
-		if (opt.rules_file && rule_table_load(&table, opt.rules_file, env, &out, &err) < 0)
-			die(EX_USAGE, "%s", err.ptr);
+		if (opt.rules_file &&
+		    rule_table_load(&table, opt.rules_file, env, &out, &err, &cause) < 0)
+			die(cause == RULES_NO_FILE ? EX_NOINPUT :
+			    cause == RULES_NO_CHANNEL ? EX_CANTCREAT : EX_USAGE, "%s", err.ptr);
 		for (size_t i = 0; i < opt.nwhen; i++)
 			if (rule_table_add(&table, env, &out, opt.when[i], opt.to[i], &err) < 0)
 				die(strstr(err.ptr, "cannot open") ? EX_CANTCREAT : EX_USAGE,
@@ -200,14 +203,16 @@ static void reload(void)
 {
 	struct rule_table fresh;
 	struct buf err = BUF_INIT;
+	int cause;
 
 	reload_requested = 0;
 	rule_table_init(&fresh);
-	if (rule_table_load(&fresh, opt.rules_file, env, &out, &err) < 0) {
+	if (rule_table_load(&fresh, opt.rules_file, env, &out, &err, &cause) < 0) {
 		warnx_msg("%s; keeping the rules in force", err.ptr);
 		rule_table_release(&fresh);
 	} else {
-		if (opt.otherwise && fresh.otherwise < 0)
+		/* -o on the command line wins over the file, as at start-up. */
+		if (opt.otherwise)
 			fresh.otherwise = table.otherwise;
 		rule_table_release(&table);
 		table = fresh;
@@ -315,6 +320,7 @@ static void dead_letter(struct headers *h, const char *body, size_t len,
 	if (frame_writer_write(w, h, body, len) < 0)
 		die(EX_IOERR, "cannot write '%s': %s", out.v[dead_letter_channel].addr,
 		    strerror(w->err));
+	out.v[dead_letter_channel].sent++;
 }
 
 /* After a write: stop at a failed channel, or (skip-channel) go on
@@ -330,9 +336,10 @@ static void handle_failures(const struct fanout_set *dest, struct headers *h,
 			continue;
 		if (!opt.skip_channel)
 			die(EX_IOERR, "cannot write '%s': %s", c->addr, c->why.ptr);
-		if (!channel_failed)
+		if (!c->reported)
 			warnx_msg("cannot write '%s': %s; skipping it from now on",
 				  c->addr, c->why.ptr);
+		c->reported = 1;
 		channel_failed = 1;
 		counters[C_UNDELIVERABLE].n++;
 		buf_addf(&why, "channel '%s' failed: %s", c->addr, c->why.ptr);
@@ -458,9 +465,11 @@ int main(int argc, char **argv)
 	if (t.stats)
 		print_rule_stats();
 	if (fanout_close(&out) < 0 || channel_failed) {
+		/* Every failed channel is named, even one that failed only
+		 * at the last flush. */
 		for (size_t i = 0; i < out.n; i++)
-			if (out.v[i].dead && !opt.skip_channel)
-				die(EX_IOERR, "cannot write '%s': %s", out.v[i].addr, out.v[i].why.ptr);
+			if (out.v[i].dead && !out.v[i].reported)
+				warnx_msg("cannot write '%s': %s", out.v[i].addr, out.v[i].why.ptr);
 		tool_finish(&t);
 		exit(EX_IOERR);
 	}

@@ -182,7 +182,8 @@ static int tap_streaming(struct tool *t, struct frame_reader *fr,
 			tapout_put(tp, line.ptr, line.len);
 			counters[C_TAPPED].n++;
 		} else if (tp->w && opt.format == FORMAT_FRAME) {
-			if (frame_writer_begin_raw(tp->w, block->ptr, block->len, len) < 0)
+			if ((frame_history_on() ? frame_writer_begin(tp->w, h, len)
+						: frame_writer_begin_raw(tp->w, block->ptr, block->len, len)) < 0)
 				die(EX_IOERR, "cannot write '%s': %s", tp->addr, strerror(tp->w->err));
 			counters[C_TAPPED].n++;
 		} else {
@@ -265,7 +266,7 @@ int main(int argc, char **argv)
 		.counters = counters,
 	};
 	struct buf err = BUF_INIT;
-	int first;
+	int first, failed = 0;
 
 	tool_init(&t, argc, argv);
 	first = tool_parse(&t, argc, argv);
@@ -293,8 +294,11 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < ntaps; i++) {
 		if (tapout_close(&taps[i], 1000) < 0)
 			die(EX_IOERR, "cannot write '%s': %s", taps[i].addr, strerror(errno));
-		if (taps[i].err)
-			warnx_msg("tap '%s' failed: %s", taps[i].addr, strerror(taps[i].err));
+		/* A tap that failed for good is an output that failed. */
+		if (taps[i].err) {
+			warnx_msg("cannot write '%s': %s", taps[i].addr, strerror(taps[i].err));
+			failed = 1;
+		}
 	}
 	report_drops();
 	tool_finish(&t);
@@ -304,5 +308,5 @@ int main(int argc, char **argv)
 	expr_free(when);
 	expr_env_free(env);
 	buf_release(&err);
-	return 0;
+	return failed ? EX_IOERR : 0;
 }

@@ -145,5 +145,7 @@ int channel_writer_open(const char *addr, struct frame_writer *fw, struct buf *e
 	if (fd < 0)
 		return -1;
 	frame_writer_init(fw, fd, channel_display(addr, 1));
+	/* stdin, stdout and fd:N belong to whoever started us. */
+	fw->owns_fd = a.kind == CHANNEL_PATH;
 	return 0;
 }

@@ -21,6 +21,7 @@ struct fanout_channel {
 	struct frame_writer *w;
 	int owned;		/* opened here (else borrowed from the tool) */
 	int dead;
+	int reported;		/* its failure was said on stderr */
 	struct buf why;		/* why it died */
 	uint64_t sent;
 };

@@ -566,8 +566,53 @@ int frame_writer_flush(struct frame_writer *fw)
 			return -1;
 		buf_reset(&fw->out);
 	}
+	fw->frame_start = 0;
 	if (!fw->in_frame)
 		unlock(fw);
+	return 0;
+}
+
+void frame_writers_flush_whole(void)
+{
+	for (struct frame_writer *fw = writers; fw; fw = fw->next_registered) {
+		if (fw->err)
+			continue;
+		if (fw->in_frame) {
+			/* Keep the whole frames before the open one. */
+			buf_setlen(&fw->out, fw->frame_start);
+			fw->in_frame = 0;
+			if (fw->spool) {
+				spool_abort(fw->spool);
+				fw->fd = -1;
+				continue;
+			}
+		}
+		frame_writer_flush(fw);
+	}
+}
+
+/* Write the whole frames buffered before an open one, keeping the open
+ * frame's start: a frame is written out once it is known whole, unless it
+ * outgrows the buffer. */
+static int flush_ready(struct frame_writer *fw)
+{
+	size_t ready = fw->frame_start;
+
+	if (!fw->in_frame)
+		return frame_writer_flush(fw);
+	if (fw->err) {
+		errno = fw->err;
+		return -1;
+	}
+	if (!ready)
+		return 0;
+	if (write_out(fw, fw->out.ptr, ready) < 0)
+		return -1;
+	memmove(fw->out.ptr, fw->out.ptr + ready, fw->out.len - ready);
+	buf_setlen(&fw->out, fw->out.len - ready);
+	fw->frame_start = 0;
+	/* None of the open frame went out: others may write meanwhile. */
+	unlock(fw);
 	return 0;
 }
 
@@ -576,7 +621,7 @@ int frame_writers_flush_all(void)
 	int r = 0;
 
 	for (struct frame_writer *fw = writers; fw; fw = fw->next_registered)
-		if (frame_writer_flush(fw) < 0)
+		if (flush_ready(fw) < 0)
 			r = -1;
 	return r;
 }
@@ -651,6 +696,7 @@ int frame_writer_begin(struct frame_writer *fw, const struct headers *h,
 {
 	if (begin_checks(fw) < 0)
 		return -1;
+	fw->frame_start = fw->out.len;
 	frame_format_header(&fw->out, h, body_len);
 	fw->in_frame = 1;
 	fw->body_left = body_len;
@@ -662,6 +708,7 @@ int frame_writer_begin_raw(struct frame_writer *fw, const char *block,
 {
 	if (begin_checks(fw) < 0)
 		return -1;
+	fw->frame_start = fw->out.len;
 	buf_add(&fw->out, block, n);
 	fw->in_frame = 1;
 	fw->body_left = body_len;
@@ -766,7 +813,7 @@ int frame_writer_close(struct frame_writer *fw)
 	int r = frame_writer_flush(fw);
 	int err = errno;
 
-	if (fw->fd >= 0) {
+	if (fw->fd >= 0 && fw->owns_fd) {
 		if (close(fw->fd) < 0 && r == 0) {
 			err = errno;
 			r = set_failed(fw, err);

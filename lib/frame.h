@@ -91,11 +91,13 @@ struct spool;
 struct frame_writer {
 	int fd;
 	struct spool *spool;	/* a dir: channel: one file per frame */
+	int owns_fd;		/* opened by us: close it (not inherited ones) */
 	char *name;
 	struct buf out;
 	int lock;		/* lock per frame (shared FIFO, pipe or file) */
 	int locked;
 	int in_frame;
+	size_t frame_start;	/* where in out the open frame begins */
 	uint64_t body_left;
 	int err;		/* sticky errno, 0 while healthy */
 	uint64_t frames;
@@ -146,5 +148,8 @@ int frame_history_on(void);
  * waits for input. Returns -1 if any writer has failed.
  */
 int frame_writers_flush_all(void);
+/* On the way out after an error: write what is buffered of whole frames
+ * only, so no output ends in a frame cut short by the error. */
+void frame_writers_flush_whole(void);
 
 #endif

@@ -205,6 +205,7 @@ void headers_add_checked(struct headers *h, const char *name, size_t nlen,
 	e->value_off = h->store.len + nlen + 1;
 	e->value_len = vlen;
 	memcpy(p + nlen + 1, value, vlen);
+	p[nlen + 1 + vlen] = '\0';
 	buf_setlen(&h->store, h->store.len + nlen + vlen + 2);
 }
 

@@ -94,7 +94,8 @@ static int load_line(struct rule_table *t, char *line, struct expr_env *env,
 }
 
 int rule_table_load(struct rule_table *t, const char *path,
-		    struct expr_env *env, struct fanout *f, struct buf *err)
+		    struct expr_env *env, struct fanout *f, struct buf *err,
+		    int *cause)
 {
 	FILE *fp = fopen(path, "r");
 	char *line = NULL;
@@ -103,8 +104,10 @@ int rule_table_load(struct rule_table *t, const char *path,
 	struct buf why = BUF_INIT;
 	int r = 0;
 
+	*cause = RULES_BAD_RULE;
 	if (!fp) {
 		buf_addf(err, "cannot open '%s': %s", path, strerror(errno));
+		*cause = RULES_NO_FILE;
 		return -1;
 	}
 	while (r == 0 && getline(&line, &cap, fp) >= 0) {
@@ -115,11 +118,16 @@ int rule_table_load(struct rule_table *t, const char *path,
 		buf_reset(&why);
 		if (load_line(t, s, env, f, &why) < 0) {
 			buf_addf(err, "%s:%lu: %s", path, lineno, why.ptr);
+			/* fanout_open's reasons start so; a rule's never do. */
+			if (!strncmp(why.ptr, "cannot open", 11) ||
+			    !strncmp(why.ptr, "cannot use", 10))
+				*cause = RULES_NO_CHANNEL;
 			r = -1;
 		}
 	}
 	if (r == 0 && ferror(fp)) {
 		buf_addf(err, "cannot read '%s': %s", path, strerror(errno));
+		*cause = RULES_NO_FILE;
 		r = -1;
 	}
 	if (r == 0 && t->n == 0 && t->otherwise < 0) {

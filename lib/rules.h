@@ -35,9 +35,12 @@ int rule_table_add(struct rule_table *t, struct expr_env *env,
 		   struct fanout *f, const char *expr, const char *channel,
 		   struct buf *err);
 /* Read a rules file into t (empty on entry): 0, or -1 with
- * "FILE:LINE: reason" in err. */
+ * "FILE:LINE: reason" in err and *cause set: RULES_BAD_RULE,
+ * RULES_NO_FILE (cannot be read) or RULES_NO_CHANNEL (cannot be opened). */
+enum { RULES_BAD_RULE, RULES_NO_FILE, RULES_NO_CHANNEL };
 int rule_table_load(struct rule_table *t, const char *path,
-		    struct expr_env *env, struct fanout *f, struct buf *err);
+		    struct expr_env *env, struct fanout *f, struct buf *err,
+		    int *cause);
 /* Does any rule's expression read the body? */
 int rule_table_needs_body(const struct rule_table *t);
 

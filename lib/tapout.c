@@ -147,7 +147,7 @@ int tapout_close(struct tapout *t, int wait_ms)
 			break;
 		tapout_pump(t);
 	}
-	if (t->fd >= 0)
+	if (t->fd > 2 && strncmp(t->addr, "fd:", 3))
 		close(t->fd);
 	t->fd = -1;
 	return r;

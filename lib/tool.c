@@ -41,7 +41,7 @@ static const struct {
 
 static void flush_quietly(void)
 {
-	frame_writers_flush_all();
+	frame_writers_flush_whole();
 }
 
 static void on_stop(int sig)
@@ -129,7 +129,7 @@ static void handle_common(struct tool *t, int c, const char *arg)
 }
 
 /* Kept where exit() from a usage error still sees it (no false leak). */
-static struct option *all_options;
+static struct option *volatile all_options;
 
 int tool_parse(struct tool *t, int argc, char **argv)
 {
