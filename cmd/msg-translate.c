@@ -33,7 +33,7 @@ static struct {
 	struct xslt_options o;
 	char **read, **write;
 	size_t nread, nwrite;
-	char **params;		/* "p" or "s", name, value, ... */
+	char **params;		/* pairs: "p" or "s", then NAME=VALUE */
 	size_t nparams;
 	struct op *ops;
 	size_t nops;
