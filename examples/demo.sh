@@ -54,4 +54,20 @@ show "msg-split -r -j /orders data/orders.json | msg-tap -F summary -k Sequence-
 step "Guaranteed Delivery with dir: channels, as cron would run it: drain a spool, route, spool again"
 show "msg-split -r -j /orders data/orders.json --output dir:spool/in && ls spool/in/new | wc -l"
 show "msg-route --once -f 'json(\"/total\") > 10' dir:spool/in --output dir:spool/big && echo \"left in spool/in: \$(find spool/in -type f | wc -l)\" && msg-unwrap --once -s '\\n' dir:spool/big"
+
+step "Message Translator: an XSLT reshapes each order into an invoice and promotes a field to a header"
+cat > invoice.xsl <<'XSL'
+<xsl:stylesheet version="1.0" xmlns:xsl="http://www.w3.org/1999/XSL/Transform"
+    xmlns:msg="urn:msgtools:xslt" extension-element-prefixes="msg">
+  <xsl:output method="xml" omit-xml-declaration="yes"/>
+  <xsl:template match="/order">
+    <msg:header name="Invoice-For" select="@customer"/>
+    <invoice order="{@id}" total="{format-number(sum(item/@price), '0.00')}"/>
+  </xsl:template>
+</xsl:stylesheet>
+XSL
+show "msg-split -r -x /orders/order data/orders-north.xml | msg-translate -x invoice.xsl | msg-unwrap -e | jq -r '[.headers[\"Invoice-For\"], .body] | @tsv'"
+
+step "JSON in, XML out: the JSON mapping as a Normalizer step"
+show "msg-split -r -j /orders data/orders.json | msg-translate --to xml | msg-unwrap -s '\\n' | head -2"
 echo
