@@ -35,6 +35,7 @@ static size_t ntaps;
 static struct expr_env *env;
 static struct expr *when;
 static int64_t next_report;
+static int any_blocking;	/* an envelope must then be made whole */
 
 static struct tool_counter counters[] = {
 	{ "in", 0 }, { "tapped", 0 }, { "dropped", 0 }, { NULL, 0 },
@@ -185,7 +186,7 @@ static int tap_streaming(struct tool *t, struct frame_reader *fr,
 			if ((frame_history_on() ? frame_writer_begin(tp->w, h, len)
 						: frame_writer_begin_raw(tp->w, block->ptr, block->len, len)) < 0)
 				die(EX_IOERR, "cannot write '%s': %s", tp->addr, strerror(tp->w->err));
-			counters[C_TAPPED].n++;
+			tp->frames++;
 		} else {
 			tp->dropped++;
 			counters[C_DROPPED].n++;
@@ -224,7 +225,8 @@ static int tap_frame(struct tool *t, struct frame_reader *fr, struct headers *h)
 	frame_reader_header_block(fr, &p, &n);
 	buf_reset(&block);
 	buf_add(&block, p, n);
-	if (frame_reader_body_length(fr) > opt.buffer && !body_for_when) {
+	if (frame_reader_body_length(fr) > opt.buffer && !body_for_when &&
+	    !(opt.format == FORMAT_ENVELOPE && any_blocking)) {
 		if (when) {
 			expr_env_bind(env, h, NULL, 0);
 			if (expr_eval_bool(when, env, &hit, &err) < 0)
@@ -249,7 +251,9 @@ static int tap_frame(struct tool *t, struct frame_reader *fr, struct headers *h)
 out:
 	if (opt.stats_every && clock_now_ms() >= next_report) {
 		report_drops();
-		next_report = clock_now_ms() + opt.stats_every;
+		for (size_t i = 0; i < ntaps; i++)
+		any_blocking |= !taps[i].drop;
+	next_report = clock_now_ms() + opt.stats_every;
 	}
 	buf_release(&err);
 	return r;
@@ -289,6 +293,8 @@ int main(int argc, char **argv)
 		if (tapout_open(&taps[i], argv[first + (int)i], opt.drop,
 				(size_t)opt.buffer, &err) < 0)
 			die(EX_CANTCREAT, "%s", err.ptr);
+	for (size_t i = 0; i < ntaps; i++)
+		any_blocking |= !taps[i].drop;
 	next_report = clock_now_ms() + opt.stats_every;
 	tool_each_frame(&t, 0, NULL, tap_frame);
 	for (size_t i = 0; i < ntaps; i++) {
@@ -301,6 +307,12 @@ int main(int argc, char **argv)
 		}
 	}
 	report_drops();
+	/* Counted at the end: a queued copy may still have been dropped. */
+	counters[C_TAPPED].n = counters[C_DROPPED].n = 0;
+	for (size_t i = 0; i < ntaps; i++) {
+		counters[C_TAPPED].n += taps[i].frames;
+		counters[C_DROPPED].n += taps[i].dropped;
+	}
 	tool_finish(&t);
 	for (size_t i = 0; i < ntaps; i++)
 		tapout_release(&taps[i]);

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/ioctl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -28,6 +29,12 @@ static void try_open_fifo(struct tapout *t)
 		t->fd = open(a.path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
 		if (t->fd >= 0 && t->frames + t->dropped > 0)
 			t->reopened++;
+		if (t->fd >= 0) {
+			/* Room for a whole --buffer, as far as the system allows. */
+			fcntl(t->fd, F_SETPIPE_SZ, (int)(t->limit < (1 << 20) ? t->limit : (1 << 20)));
+			int cap = fcntl(t->fd, F_GETPIPE_SZ);
+			t->pipe_cap = cap > 0 ? (size_t)cap : 0;
+		}
 	}
 	buf_release(&err);
 }
@@ -71,6 +78,43 @@ int tapout_open(struct tapout *t, const char *addr, int drop, size_t limit,
 	return 0;
 }
 
+static void lens_push(struct tapout *t, size_t n)
+{
+	if (t->nlens == t->lens_alloc) {
+		size_t alloc = t->lens_alloc ? 2 * t->lens_alloc : 64;
+		size_t *v = xmalloc(alloc * sizeof(*v));
+		for (size_t i = 0; i < t->nlens; i++)
+			v[i] = t->lens[(t->lens_head + i) % (t->lens_alloc ? t->lens_alloc : 1)];
+		free(t->lens);
+		t->lens = v;
+		t->lens_alloc = alloc;
+		t->lens_head = 0;
+	}
+	t->lens[(t->lens_head + t->nlens++) % t->lens_alloc] = n;
+}
+
+static size_t lens_first(const struct tapout *t)
+{
+	return t->lens[t->lens_head];
+}
+
+static void lens_pop(struct tapout *t)
+{
+	t->lens_head = (t->lens_head + 1) % t->lens_alloc;
+	t->nlens--;
+	t->head_done = 0;
+}
+
+/* Free room in a pipe, or (size_t)-1 when it cannot be known. */
+static size_t pipe_room(const struct tapout *t)
+{
+	int queued;
+
+	if (!t->pipe_cap || ioctl(t->fd, FIONREAD, &queued) < 0 || queued < 0)
+		return (size_t)-1;
+	return (size_t)queued >= t->pipe_cap ? 0 : t->pipe_cap - (size_t)queued;
+}
+
 /* The reader went away: what is queued was meant for it; start afresh. */
 static void lose_reader(struct tapout *t, int err)
 {
@@ -78,6 +122,10 @@ static void lose_reader(struct tapout *t, int err)
 	t->fd = -1;
 	buf_reset(&t->q);
 	t->qstart = 0;
+	t->dropped += t->nlens;
+	t->frames -= t->nlens < t->frames ? t->nlens : t->frames;
+	t->nlens = 0;
+	t->head_done = 0;
 	if (!t->is_fifo)
 		t->err = err;	/* a file or pipe does not come back */
 }
@@ -89,9 +137,29 @@ void tapout_pump(struct tapout *t)
 	if (t->fd < 0 && t->is_fifo)
 		try_open_fifo(t);
 	while (t->fd >= 0 && t->qstart < t->q.len) {
-		ssize_t w = write(t->fd, t->q.ptr + t->qstart, t->q.len - t->qstart);
+		size_t left = lens_first(t) - t->head_done;
+		ssize_t w;
+
+		/* A frame goes into a pipe only when all of it fits. */
+		if (t->head_done == 0 && t->is_fifo) {
+			size_t room = pipe_room(t);
+			if (room != (size_t)-1 && lens_first(t) > room) {
+				if (lens_first(t) <= t->pipe_cap)
+					break;	/* wait for the reader */
+				/* Larger than the pipe can ever hold: drop it. */
+				t->qstart += lens_first(t);
+				lens_pop(t);
+				t->dropped++;
+				t->frames--;
+				continue;
+			}
+		}
+		w = write(t->fd, t->q.ptr + t->qstart, left);
 		if (w > 0) {
 			t->qstart += (size_t)w;
+			t->head_done += (size_t)w;
+			if (t->head_done == lens_first(t))
+				lens_pop(t);
 			continue;
 		}
 		if (w < 0 && errno == EINTR)
@@ -125,6 +193,7 @@ int tapout_put(struct tapout *t, const char *p, size_t n)
 		t->qstart = 0;
 	}
 	buf_add(&t->q, p, n);
+	lens_push(t, n);
 	t->frames++;
 	tapout_pump(t);
 	return 0;
@@ -141,12 +210,19 @@ int tapout_close(struct tapout *t, int wait_ms)
 		return r;
 	}
 	while (t->fd >= 0 && t->qstart < t->q.len) {
-		struct pollfd pfd = { t->fd, POLLOUT, 0 };
+		size_t before = t->qstart;
 		int64_t left = until - clock_now_ms();
-		if (left <= 0 || poll(&pfd, 1, (int)left) <= 0)
+		if (left <= 0)
 			break;
 		tapout_pump(t);
+		/* Room for the next whole frame comes as the reader reads. */
+		if (t->qstart == before)
+			poll(NULL, 0, 10);
 	}
+	/* What never went out was dropped, not copied. */
+	t->dropped += t->nlens;
+	t->frames -= t->nlens < t->frames ? t->nlens : t->frames;
+	t->nlens = 0;
 	if (t->fd > 2 && strncmp(t->addr, "fd:", 3))
 		close(t->fd);
 	t->fd = -1;
@@ -160,6 +236,7 @@ void tapout_release(struct tapout *t)
 		free(t->w);
 	}
 	free(t->addr);
+	free(t->lens);
 	buf_release(&t->q);
 	memset(t, 0, sizeof(*t));
 	t->fd = -1;

@@ -23,6 +23,12 @@ struct tapout {
 	int is_fifo;
 	struct buf q;		/* queued bytes: q.ptr[qstart .. q.len) */
 	size_t qstart;
+	/* Lengths of the frames queued, so a pipe is only ever given a
+	 * frame it has room for whole (a reader never finds half of one). */
+	size_t *lens;
+	size_t nlens, lens_alloc, lens_head;
+	size_t head_done;	/* bytes of the first queued frame written */
+	size_t pipe_cap;	/* the FIFO's capacity, 0 if not known */
 	size_t limit;
 	int64_t retry_at;	/* next time to try opening a FIFO (ms) */
 	struct frame_writer *w;	/* blocking mode */
