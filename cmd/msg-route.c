@@ -169,7 +169,8 @@ static void set_up(struct tool *t)
 			    cause == RULES_NO_CHANNEL ? EX_CANTCREAT : EX_USAGE, "%s", err.ptr);
 		for (size_t i = 0; i < opt.nwhen; i++)
 			if (rule_table_add(&table, env, &out, opt.when[i], opt.to[i], &err) < 0)
-				die(strstr(err.ptr, "cannot open") ? EX_CANTCREAT : EX_USAGE,
+				die(!strncmp(err.ptr, "cannot open", 11) ||
+				    !strncmp(err.ptr, "cannot use", 10) ? EX_CANTCREAT : EX_USAGE,
 				    "%s", err.ptr);
 		break;
 	case MODE_FILTER:

@@ -28,6 +28,10 @@ struct spool {
 	int rfd;
 	char rname[512];
 	int inotify;			/* on new/, or -1: poll instead */
+	/* --once: the newest name present when reading began; later ones
+	 * (a flow writing back into its own spool) wait for the next run. */
+	char *horizon;
+	int horizon_set;
 };
 
 /* mkdir -p, each new directory 0700. */
@@ -100,6 +104,7 @@ void spool_close(struct spool *s)
 			close(*fd);
 	if (s->inotify >= 0)
 		close(s->inotify);
+	free(s->horizon);
 	free(s->dir);
 	free(s);
 }
@@ -229,8 +234,11 @@ static int claim_from(struct spool *s, int dirfd)
 	char **names = sorted_names(dirfd, &n);
 	int fd = -1;
 
-	for (size_t i = 0; i < n && fd < 0; i++)
+	for (size_t i = 0; i < n && fd < 0; i++) {
+		if (dirfd == s->newfd && s->horizon && strcmp(names[i], s->horizon) > 0)
+			break;	/* sorted: the rest are newer still */
 		fd = take(s, dirfd, names[i]);
+	}
 	free_names(names, n);
 	return fd;
 }
@@ -264,10 +272,23 @@ static void wait_for_new(struct spool *s)
 			;
 }
 
+/* The newest name in new/ now: what a --once run will read up to. */
+static void set_horizon(struct spool *s)
+{
+	size_t n;
+	char **names = sorted_names(s->newfd, &n);
+
+	s->horizon_set = 1;
+	s->horizon = xstrdup(n ? names[n - 1] : "");
+	free_names(names, n);
+}
+
 int spool_claim(struct spool *s, int wait, struct buf *name)
 {
 	int fd;
 
+	if (!wait && !s->horizon_set)
+		set_horizon(s);
 	for (;;) {
 		/* Orphans of readers that died come first: they are older. */
 		fd = claim_from(s, s->curfd);
@@ -293,4 +314,11 @@ int spool_done(struct spool *s)
 	close(s->rfd);
 	s->rfd = -1;
 	return r;
+}
+
+void spool_release(struct spool *s)
+{
+	/* Closing drops the lock: the file is an orphan any reader takes. */
+	close(s->rfd);
+	s->rfd = -1;
 }

@@ -41,5 +41,7 @@ void spool_abort(struct spool *s);
 int spool_claim(struct spool *s, int wait, struct buf *name);
 /* The claimed message is done with: delete it. */
 int spool_done(struct spool *s);
+/* Give the claimed message up unread: it stays in cur/ for the next reader. */
+void spool_release(struct spool *s);
 
 #endif

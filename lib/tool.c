@@ -223,22 +223,27 @@ void tool_write(struct frame_writer *fw, const struct headers *h,
 		tool_writer_failed(fw);
 }
 
-/* The frames of one open input, until its end (or a stop request). */
-static void each_frame_of(struct tool *t, int fd, const char *name,
-			  struct headers *h, tool_frame_fn fn)
+/*
+ * The frames of one open input, until its end (1) or a stop request (0).
+ * A spooled file is read to its end even then: it is the message in hand.
+ */
+static int each_frame_of(struct tool *t, int fd, const char *name,
+			 struct headers *h, tool_frame_fn fn, int to_the_end)
 {
 	struct frame_reader fr;
-	int r = 0;
+	int r = 0, stopped = 0;
 
 	frame_reader_init(&fr, fd, name);
 	t->current = &fr;
-	while (!io_stop_requested && (r = frame_reader_next(&fr, h)) > 0)
+	while (!(stopped = io_stop_requested && !to_the_end) &&
+	       (r = frame_reader_next(&fr, h)) > 0)
 		if (fn(t, &fr, h) < 0)
 			tool_reader_failed(&fr);
 	if (r < 0)
 		tool_reader_failed(&fr);
 	t->current = NULL;
 	frame_reader_release(&fr);
+	return !stopped && r == 0;
 }
 
 /*
@@ -252,16 +257,23 @@ static void each_spooled(struct tool *t, const char *addr, struct headers *h,
 {
 	struct buf err = BUF_INIT, name = BUF_INIT, display = BUF_INIT;
 	struct spool *sp = spool_open(addr + 4, &err);
-	int fd;
+	int fd = 0;
 
 	if (!sp)
 		die(EX_NOINPUT, "%s", err.ptr);
-	while ((fd = spool_claim(sp, !t->once, &name)) > 0) {
+	while (!io_stop_requested && (fd = spool_claim(sp, !t->once, &name)) > 0) {
+		int whole;
+
 		buf_reset(&display);
 		buf_addf(&display, "%s/cur/%s", addr, name.ptr);
-		each_frame_of(t, fd, display.ptr, h, fn);
+		whole = each_frame_of(t, fd, display.ptr, h, fn, 1);
 		if (frame_writers_flush_all() < 0)
 			die(EX_IOERR, "cannot write output: %s", strerror(errno));
+		/* Stopped before its end: leave it for the next reader. */
+		if (!whole) {
+			spool_release(sp);
+			break;
+		}
 		if (spool_done(sp) < 0)
 			die_errno(EX_IOERR, "cannot remove '%s'", display.ptr);
 	}
@@ -291,7 +303,7 @@ void tool_each_frame(struct tool *t, int nargs, char **args, tool_frame_fn fn)
 			continue;
 		}
 		fd = tool_open_input(args[i]);
-		each_frame_of(t, fd, channel_display(args[i], 0), &h, fn);
+		each_frame_of(t, fd, channel_display(args[i], 0), &h, fn, 0);
 		if (fd != STDIN_FILENO)
 			close(fd);
 	}

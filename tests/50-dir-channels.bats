@@ -1,0 +1,315 @@
+#!/usr/bin/env bats
+# dir: channels (spool directories): writers leave one whole file per
+# message in new/, named in arrival order; readers take the oldest first,
+# each message once, and delete it when they are done with it.
+
+load test_helper
+bats_require_minimum_version 1.5.0
+load fixtures/dir/dir
+
+UUID7_MSG='^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}\.msg$'
+
+# ---- writing ----
+
+@test "dir: a writer makes one file per message in new/, 0600 in 0700 directories" {
+	umask 022
+	seq 1 10 >lines
+	msg-wrap -l lines --output dir:out
+	is 10 out/new
+	is 0 out/tmp
+	is 0 out/cur
+	local d f
+	for d in out out/tmp out/new out/cur; do
+		[ "$(stat -c %a "$d")" = 700 ]
+	done
+	for f in out/new/*; do
+		[[ ${f#out/new/} =~ $UUID7_MSG ]]
+		[ "$(stat -c %a "$f")" = 600 ]
+		# One whole frame a file.
+		[ "$(msg-unwrap -H "$f" | grep -c '^Content-Length: ')" = 1 ]
+	done
+	ls -A out | sort | paste -sd ' ' | grep -qx 'cur new tmp'
+}
+
+@test "dir: file names sort in arrival order" {
+	seq 1 20 >first
+	seq 21 25 >second
+	msg-wrap -l first --output dir:out
+	# Names order by the millisecond across writers: let one pass.
+	sleep 0.01
+	msg-wrap -l second --output dir:out
+	# Read back in name order, the messages come in the order written,
+	# the second writer's after the first's.
+	spooled out | msg-unwrap -s '\n' >got
+	echo >>got
+	seq 1 25 | cmp - got
+}
+
+@test "dir: two writers at once: unique names, each writer's order kept" {
+	local a b
+	seq -f 'a%03g' 1 60 >a.lines
+	seq -f 'b%03g' 1 60 >b.lines
+	spawn msg-wrap -l a.lines --output dir:out
+	a=$spawned
+	spawn msg-wrap -l b.lines --output dir:out
+	b=$spawned
+	status_of "$a" 60
+	[ "$status" = 0 ]
+	status_of "$b" 60
+	[ "$status" = 0 ]
+	# No name was taken twice (a rename would have replaced a message).
+	is 120 out/new
+	is 0 out/tmp
+	[ "$(ls out/new | grep -Evc "$UUID7_MSG")" = 0 ]
+	spooled out | msg-unwrap -s '\n' >got
+	echo >>got
+	[ "$(grep -c . got)" = 120 ]
+	grep '^a' got | cmp - a.lines
+	grep '^b' got | cmp - b.lines
+}
+
+@test "dir: binary bodies and large bodies go through a spool unchanged" {
+	head -c 3000000 /dev/urandom >big.bin
+	printf 'a\0b\nc' >nul.bin
+	: >empty.bin
+	msg-wrap big.bin nul.bin empty.bin --output dir:s
+	is 3 s/new
+	msg-unwrap --once dir:s >got
+	cat big.bin nul.bin empty.bin | cmp - got
+	empty_spool s
+}
+
+# ---- reading ----
+
+@test "dir: msg-unwrap --once gives the messages in order and empties the spool" {
+	seq 1 10 >lines
+	msg-wrap -l lines --output dir:in
+	run -0 --separate-stderr msg-unwrap --once -s '\n' dir:in
+	[ "$output" = "$(seq 1 10)" ]
+	[ -z "$stderr" ]
+	empty_spool in
+	# An empty spool drains to nothing, at once.
+	run -0 timeout 10 msg-unwrap --once dir:in
+	[ -z "$output" ]
+}
+
+@test "dir: a reader takes the orphans of dead readers in cur/ before new/" {
+	spool_fill s 1 3
+	# An unlocked file in cur/: its reader died. It sorts last, yet it
+	# was claimed before anything now in new/ arrived.
+	frame orphan 'Message-Id: id-orphan' >s/cur/999999.msg
+	msg-unwrap --once -e dir:s >got.jsonl
+	bodies got.jsonl >got
+	printf 'orphan\nm000001\nm000002\nm000003\n' | cmp - got
+	empty_spool s
+}
+
+@test "dir: a waiting reader picks up messages written later; SIGTERM ends it cleanly" {
+	local reader
+	seq 1 3 >a
+	seq 4 6 >b
+	spawn msg-unwrap -e dir:w >got.jsonl
+	reader=$spawned
+	wait_until 10 test -d w/new
+	msg-wrap -l a --output dir:w
+	wait_until 10 eval '[ "$(grep -c . got.jsonl)" = 3 ]'
+	sleep 0.3
+	msg-wrap -l b --output dir:w
+	wait_until 10 eval '[ "$(grep -c . got.jsonl)" = 6 ]'
+	empty_spool w
+	alive "$reader"
+	kill -TERM "$reader"
+	status_of "$reader" 10
+	[ "$status" = 0 ]
+	bodies got.jsonl | cmp - <(seq 1 6)
+}
+
+@test "dir: msg-route --once moves every message across, byte for byte" {
+	seq 1 10 >lines
+	msg-wrap -l lines --output dir:in
+	spooled in >before.msg
+	run -0 msg-route --once -f 'true()' dir:in --output dir:out
+	empty_spool in
+	is 10 out/new
+	spooled out | cmp - before.msg
+}
+
+@test "dir: split, translate, route and tap read and write dir: channels" {
+	printf '<map><number key="n">1</number></map>\nnot xml <\n<map><number key="n">3</number></map>\n' >doc.txt
+	msg-wrap doc.txt --output dir:a
+	msg-split --once -l dir:a --output dir:b
+	empty_spool a
+	is 3 b/new
+	msg-translate --once --to json -H 'Stage: t' dir:b --output dir:c --invalid dir:bad
+	empty_spool b
+	is 2 c/new
+	is 1 bad/new
+	grep -qx 'Error: msg-translate: body is neither XML nor JSON' bad/new/*
+	msg-route --once -w "header('Stage') = 't' and json('/n') = 3" -t dir:three \
+		-o dir:rest dir:c
+	empty_spool c
+	is 1 three/new
+	is 1 rest/new
+	[ "$(spooled three | msg-unwrap)" = '{"n":3}' ]
+	[ "$(spooled rest | msg-unwrap)" = '{"n":1}' ]
+	spooled rest | msg-tap dir:tapped >tapped.msg
+	spooled tapped | cmp - tapped.msg
+	spooled rest | cmp - tapped.msg
+}
+
+@test "dir: msg-tap copies whole frames to a dir: tap, large bodies too" {
+	seq 1 5 >lines
+	head -c 200000 /dev/zero | tr '\0' y >big
+	msg-wrap -l lines >in.msg
+	msg-wrap big >>in.msg
+	# A --buffer smaller than the large body: that one streams.
+	msg-tap --buffer 1k dir:t <in.msg >out.msg
+	cmp in.msg out.msg
+	is 6 t/new
+	is 0 t/tmp
+	spooled t | cmp - in.msg
+}
+
+@test "dir: a dir: tap holds frames: summary and envelope formats are usage errors" {
+	msg-wrap -l <<<x >in.msg
+	local f
+	for f in summary envelope; do
+		run -64 --separate-stderr msg-tap -F "$f" dir:t <in.msg
+		[ -z "$output" ]
+		[ "${stderr_lines[0]}" = "msg-tap: a dir: tap channel holds frames: -F frame only" ]
+		[[ ${stderr_lines[1]} == usage:* ]]
+	done
+	[ ! -e t/new ] || is 0 t/new
+}
+
+@test "dir: two --once readers on one spool never take the same message" {
+	local a b
+	spool_fill x 1 1000
+	spawn msg-unwrap -e --once dir:x >r1.jsonl
+	a=$spawned
+	spawn msg-unwrap -e --once dir:x >r2.jsonl
+	b=$spawned
+	status_of "$a" 120
+	[ "$status" = 0 ]
+	status_of "$b" 120
+	[ "$status" = 0 ]
+	bodies r1.jsonl | sort >r1
+	bodies r2.jsonl | sort >r2
+	echo "reader 1: $(wc -l <r1), reader 2: $(wc -l <r2)"
+	[ -z "$(comm -12 r1 r2)" ]
+	sort -m r1 r2 | cmp - <(expect_bodies 1 1000)
+	empty_spool x
+}
+
+@test "dir: two waiting readers compete over 2,000 arriving messages, each taken once" {
+	local a b
+	mkdir -p x/tmp x/new x/cur
+	spawn msg-unwrap -e dir:x >r1.jsonl
+	a=$spawned
+	spawn msg-unwrap -e dir:x >r2.jsonl
+	b=$spawned
+	sleep 0.2
+	# Arrivals in four bursts while both readers are at work.
+	spool_fill x 1 500
+	spool_fill x 501 1000
+	spool_fill x 1001 1500
+	spool_fill x 1501 2000
+	wait_until 120 empty_spool x
+	kill -TERM "$a" "$b"
+	status_of "$a" 10
+	[ "$status" = 0 ]
+	status_of "$b" 10
+	[ "$status" = 0 ]
+	bodies r1.jsonl | sort >r1
+	bodies r2.jsonl | sort >r2
+	echo "reader 1: $(wc -l <r1), reader 2: $(wc -l <r2)"
+	# Both were waiting when the messages came: both took some.
+	[ -s r1 ]
+	[ -s r2 ]
+	[ -z "$(comm -12 r1 r2)" ]
+	sort -m r1 r2 | cmp - <(expect_bodies 1 2000)
+	# Each reader kept arrival order within what it took.
+	bodies r1.jsonl | sort -c
+	bodies r2.jsonl | sort -c
+}
+
+@test "dir: a malformed message file stops the reader (65), named, and is kept" {
+	spool_fill s 1 2
+	# Between message 1 and message 2 in name order.
+	printf 'garbage\n' >s/new/000001z.msg
+	run -65 --separate-stderr msg-unwrap --once -e dir:s
+	[ "$(bodies <(echo "$output"))" = m000001 ]
+	[ "$stderr" = "msg-unwrap: dir:s/cur/000001z.msg: offset 8: truncated frame: end of input in the header block; not a message stream; wrap raw data with msg-wrap" ]
+	# Not deleted: the file waits in cur/ for someone to look at it.
+	[ "$(cat s/cur/000001z.msg)" = garbage ]
+	is 1 s/new
+}
+
+@test "dir: --once drains what was there when it started, not what arrives later" {
+	seq 1 3 >lines
+	msg-wrap -l lines --output dir:loop
+	# Its own output arrives in the spool it reads: a reader that takes
+	# newcomers too would go round for ever.
+	run -0 timeout 5 msg-route --once -f 'true()' dir:loop --output dir:loop
+	is 3 loop/new
+	is 0 loop/cur
+	spooled loop | msg-unwrap -s '\n' >got
+	echo >>got
+	seq 1 3 | cmp - got
+}
+
+# ---- channels that cannot be opened ----
+
+@test "dir: an output spool that cannot be created exits 73" {
+	: >plain
+	echo x >one
+	run -73 --separate-stderr msg-wrap one --output dir:plain/s
+	[ "$stderr" = "msg-wrap: cannot use spool directory 'dir:plain/s': Not a directory" ]
+	run -73 --separate-stderr msg-wrap one --output dir:plain
+	[ "$stderr" = "msg-wrap: cannot use spool directory 'dir:plain': Not a directory" ]
+	msg-wrap one >one.msg
+	run -73 --separate-stderr msg-translate --invalid dir:plain/s <one.msg
+	[ "$stderr" = "msg-translate: cannot use spool directory 'dir:plain/s': Not a directory" ]
+	run -73 --separate-stderr msg-tap dir:plain/s <one.msg
+	[ "$stderr" = "msg-tap: cannot use spool directory 'dir:plain/s': Not a directory" ]
+	run -73 --separate-stderr msg-route -f 'true()' --output dir:plain/s <one.msg
+	[ "$stderr" = "msg-route: cannot use spool directory 'dir:plain/s': Not a directory" ]
+	[ -f plain ]
+	[ ! -s plain ]
+}
+
+@test "dir: a spool's missing parent directories are created, 0700" {
+	umask 022
+	echo x >one
+	msg-wrap one --output dir:a/b/s
+	[ "$(stat -c %a a a/b a/b/s a/b/s/new | paste -sd ' ')" = '700 700 700 700' ]
+	is 1 a/b/s/new
+}
+
+@test "dir: msg-route -o, -p, -R and -t spools that cannot be created exit 73" {
+	: >plain
+	echo x | msg-wrap >one.msg
+	run -73 --separate-stderr msg-route -o dir:plain/o -w 'false()' -t - <one.msg
+	[ "$stderr" = "msg-route: cannot use spool directory 'dir:plain/o': Not a directory" ]
+	run -73 --separate-stderr msg-route -p "header('k')" -t dir:plain/p -t - <one.msg
+	[ "$stderr" = "msg-route: cannot use spool directory 'dir:plain/p': Not a directory" ]
+	printf '%s\n' "true() -> dir:plain/r" >rules
+	run -73 --separate-stderr msg-route -R rules <one.msg
+	[ "$stderr" = "msg-route: rules:1: cannot use spool directory 'dir:plain/r': Not a directory" ]
+	run -73 --separate-stderr msg-route -w 'true()' -t dir:plain/t <one.msg
+	[ "$stderr" = "msg-route: cannot use spool directory 'dir:plain/t': Not a directory" ]
+}
+
+@test "dir: an input spool that cannot be opened exits 66" {
+	: >plain
+	run -66 --separate-stderr msg-unwrap --once dir:plain/s
+	[ "$stderr" = "msg-unwrap: cannot use spool directory 'dir:plain/s': Not a directory" ]
+	[ -z "$output" ]
+	run -66 --separate-stderr msg-route --once -f 'true()' dir:plain
+	[ "$stderr" = "msg-route: cannot use spool directory 'dir:plain': Not a directory" ]
+	# Inputs before the bad one are read and their output flushed.
+	spool_fill good 1 2
+	run -66 --separate-stderr msg-unwrap --once -e dir:good dir:plain/s
+	[ "$(bodies <(echo "$output") | paste -sd ' ')" = 'm000001 m000002' ]
+	empty_spool good
+}
