@@ -813,8 +813,8 @@ int frame_writer_close(struct frame_writer *fw)
 	int r = frame_writer_flush(fw);
 	int err = errno;
 
-	if (fw->fd >= 0 && fw->owns_fd) {
-		if (close(fw->fd) < 0 && r == 0) {
+	if (fw->fd >= 0) {
+		if (fw->owns_fd && close(fw->fd) < 0 && r == 0) {
 			err = errno;
 			r = set_failed(fw, err);
 		}

@@ -394,6 +394,7 @@ struct splitter *splitter_new(const struct splitter_config *cfg, struct buf *err
 		if (jsonscan_init(&probe, cfg->pointer) < 0) {
 			buf_addf(err, "invalid JSON pointer '%s' (it must be empty or start with '/')",
 				 cfg->pointer);
+			jsonscan_release(&probe);
 			goto fail;
 		}
 		jsonscan_release(&probe);
