@@ -14,7 +14,7 @@
 #include "tool.h"
 
 static const char usage[] =
-	"usage: msg-tap [-w expr] [-F frame|summary|envelope] [-k header] ...\n"
+	"usage: msg-tap [-i input] ... [-w expr] [-F frame|summary|envelope] [-k header] ...\n"
 	"               [--if-full block|drop] [--buffer size] [--stats-interval duration]\n"
 	"               [--ns prefix=uri] [--output channel] [--stats] channel ...";
 
@@ -28,6 +28,8 @@ static struct {
 	int drop;		/* -1: by channel kind */
 	uint64_t buffer;
 	int64_t stats_every;
+	char **inputs;		/* -i: the operands are the taps */
+	int ninputs;
 } opt = { .drop = -1, .buffer = 1 << 20 };
 
 static struct tapout *taps;
@@ -45,6 +47,7 @@ enum { C_IN, C_TAPPED, C_DROPPED };
 enum { OPT_IF_FULL = 0x100, OPT_BUFFER, OPT_STATS_INTERVAL };
 
 static const struct option longopts[] = {
+	{ "input", required_argument, NULL, 'i' },
 	{ "when", required_argument, NULL, 'w' },
 	{ "format", required_argument, NULL, 'F' },
 	{ "show", required_argument, NULL, 'k' },
@@ -57,6 +60,10 @@ static const struct option longopts[] = {
 static int option(struct tool *t, int c, const char *arg)
 {
 	switch (c) {
+	case 'i':
+		opt.inputs = xrealloc(opt.inputs, (size_t)(opt.ninputs + 1) * sizeof(*opt.inputs));
+		opt.inputs[opt.ninputs++] = (char *)arg;
+		return 0;
 	case 'w':
 		opt.when = arg;
 		return 0;
@@ -263,7 +270,7 @@ int main(int argc, char **argv)
 {
 	struct tool t = {
 		.usage = usage,
-		.shortopts = "w:F:k:",
+		.shortopts = "i:w:F:k:",
 		.longopts = longopts,
 		.common = TOOL_OPT_OUTPUT | TOOL_OPT_NS | TOOL_OPT_STATS,
 		.option = option,
@@ -296,7 +303,7 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < ntaps; i++)
 		any_blocking |= !taps[i].drop;
 	next_report = clock_now_ms() + opt.stats_every;
-	tool_each_frame(&t, 0, NULL, tap_frame);
+	tool_each_frame(&t, opt.ninputs, opt.inputs, tap_frame);
 	for (size_t i = 0; i < ntaps; i++) {
 		if (tapout_close(&taps[i], 1000) < 0)
 			die(EX_IOERR, "cannot write '%s': %s", taps[i].addr, strerror(errno));
@@ -317,6 +324,7 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < ntaps; i++)
 		tapout_release(&taps[i]);
 	free(taps);
+	free(opt.inputs);
 	expr_free(when);
 	expr_env_free(env);
 	buf_release(&err);

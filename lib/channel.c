@@ -135,7 +135,7 @@ int channel_writer_open(const char *addr, struct frame_writer *fw, struct buf *e
 	if (channel_parse(addr, &a, err) < 0)
 		return -1;
 	if (a.kind == CHANNEL_DIR) {
-		struct spool *sp = spool_open(a.path, err);
+		struct spool *sp = spool_open(a.path, 1, err);
 		if (!sp)
 			return -1;
 		frame_writer_init_spool(fw, sp, addr);

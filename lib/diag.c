@@ -7,7 +7,7 @@
 #include <string.h>
 
 const char *progname = "msg";
-static void (*exit_hook)(void);
+static void (*exit_hook)(int code);
 
 void diag_init(const char *argv0)
 {
@@ -19,7 +19,7 @@ void diag_init(const char *argv0)
 	progname = slash ? slash + 1 : argv0;
 }
 
-void diag_set_exit_hook(void (*hook)(void))
+void diag_set_exit_hook(void (*hook)(int code))
 {
 	exit_hook = hook;
 }
@@ -59,11 +59,11 @@ void warn_errno(const char *fmt, ...)
 
 static _Noreturn void finish(int code)
 {
-	void (*hook)(void) = exit_hook;
+	void (*hook)(int) = exit_hook;
 
 	exit_hook = NULL;	/* a failing hook must not recurse */
 	if (hook)
-		hook();
+		hook(code);
 	exit(code);
 }
 

@@ -22,8 +22,9 @@ _Noreturn void die_errno(int code, const char *fmt, ...)
 
 /*
  * Before exiting on a fatal error, the tool flushes the output it already
- * produced (DESIGN.md section 6); cmd/ registers that here and die() runs it.
+ * produced (DESIGN.md section 6); the tool registers that here and die()
+ * runs it with the exit status.
  */
-void diag_set_exit_hook(void (*hook)(void));
+void diag_set_exit_hook(void (*hook)(int code));
 
 #endif

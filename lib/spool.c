@@ -11,12 +11,26 @@
 #include <sys/file.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "id.h"
 #include "io.h"
 
 #define POLL_MS 200
+/* Names of new/ a reader keeps listed at a time. */
+#define LISTING_MAX 4096
+/* Seconds a file may sit unchanged and unlocked in tmp/ before a reader
+ * takes it for the leftover of a dead writer. */
+#define TMP_GRACE 3600
+
+/* Names of a directory, oldest first; next is the first not yet tried. */
+struct listing {
+	char **names;
+	size_t n, next, alloc;
+};
+
+static void listing_release(struct listing *l);
 
 struct spool {
 	char *dir;
@@ -31,7 +45,9 @@ struct spool {
 	/* --once: the newest name present when reading began; later ones
 	 * (a flow writing back into its own spool) wait for the next run. */
 	char *horizon;
-	int horizon_set;
+	int reading;			/* claimed before: set up for reading */
+	struct listing fresh;		/* of new/ */
+	time_t swept;			/* when tmp/ was last cleared */
 };
 
 /* mkdir -p, each new directory 0700. */
@@ -53,42 +69,43 @@ static int make_path(const char *dir)
 	return r;
 }
 
-static int subdir(struct spool *s, const char *name, struct buf *err)
+/* DIR/name, made (0700) when missing; its descriptor, -1 on failure. */
+static int subdir(struct spool *s, const char *name)
 {
-	int dfd;
+	char path[4096];
 
-	if (make_path(s->dir) < 0)
-		goto fail;
-	{
-		char path[4096];
-		snprintf(path, sizeof(path), "%s/%s", s->dir, name);
-		if (mkdir(path, 0700) < 0 && errno != EEXIST)
-			goto fail;
-		dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (dfd < 0)
-			goto fail;
-	}
-	return dfd;
-fail:
-	buf_addf(err, "cannot use spool directory 'dir:%s': %s", s->dir, strerror(errno));
-	return -1;
+	snprintf(path, sizeof(path), "%s/%s", s->dir, name);
+	if (mkdir(path, 0700) < 0 && errno != EEXIST)
+		return -1;
+	return open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 }
 
-struct spool *spool_open(const char *dir, struct buf *err)
+struct spool *spool_open(const char *dir, int create, struct buf *err)
 {
 	struct spool *s = xmalloc(sizeof(*s));
+	struct stat st;
 
 	memset(s, 0, sizeof(*s));
 	s->dir = xstrdup(dir);
 	s->wfd = s->rfd = s->inotify = -1;
 	s->tmpfd = s->newfd = s->curfd = -1;
-	if ((s->tmpfd = subdir(s, "tmp", err)) < 0 ||
-	    (s->newfd = subdir(s, "new", err)) < 0 ||
-	    (s->curfd = subdir(s, "cur", err)) < 0) {
-		spool_close(s);
-		return NULL;
+	/* A reader does not make up the directory it was told to read:
+	 * a mistyped name would otherwise wait for ever on an empty one. */
+	if (!create && stat(dir, &st) < 0) {
+		buf_addf(err, "cannot read spool directory 'dir:%s': %s", dir, strerror(errno));
+		goto fail;
+	}
+	if ((create && make_path(s->dir) < 0) ||
+	    (s->tmpfd = subdir(s, "tmp")) < 0 ||
+	    (s->newfd = subdir(s, "new")) < 0 ||
+	    (s->curfd = subdir(s, "cur")) < 0) {
+		buf_addf(err, "cannot use spool directory 'dir:%s': %s", dir, strerror(errno));
+		goto fail;
 	}
 	return s;
+fail:
+	spool_close(s);
+	return NULL;
 }
 
 void spool_close(struct spool *s)
@@ -105,6 +122,7 @@ void spool_close(struct spool *s)
 	if (s->inotify >= 0)
 		close(s->inotify);
 	free(s->horizon);
+	listing_release(&s->fresh);
 	free(s->dir);
 	free(s);
 }
@@ -121,6 +139,12 @@ int spool_begin(struct spool *s)
 	id_new(id);
 	snprintf(s->wname, sizeof(s->wname), "%s.msg", id);
 	s->wfd = openat(s->tmpfd, s->wname, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	/* Held until the file leaves tmp/: a reader clearing tmp/ of what
+	 * dead writers left behind knows this one is alive. */
+	if (s->wfd >= 0 && flock(s->wfd, LOCK_EX) < 0) {
+		spool_abort(s);
+		return -1;
+	}
 	return s->wfd;
 }
 
@@ -160,42 +184,67 @@ static int by_name(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* The names in a directory, sorted (oldest first); NULL-terminated. */
-static char **sorted_names(int dirfd, size_t *n)
+static void listing_clear(struct listing *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->names[i]);
+	l->n = l->next = 0;
+}
+
+/* Keep the oldest LISTING_MAX of the names gathered so far. */
+static void listing_trim(struct listing *l)
+{
+	qsort(l->names, l->n, sizeof(*l->names), by_name);
+	while (l->n > LISTING_MAX)
+		free(l->names[--l->n]);
+}
+
+/*
+ * List dirfd into l, oldest first, keeping at most LISTING_MAX names so
+ * that a reader of a spool of a million files stays small; the rest are
+ * listed again once these are taken. Names beginning with '.' are not
+ * messages. -1 with errno when the directory cannot be read.
+ */
+static int list_oldest(int dirfd, struct listing *l)
 {
 	int fd = dup(dirfd);
 	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
 	struct dirent *e;
-	char **v = NULL;
-	size_t alloc = 0;
+	const char *cutoff = NULL;	/* the newest name kept, once trimmed */
 
-	*n = 0;
+	listing_clear(l);
 	if (!d) {
 		if (fd >= 0)
 			close(fd);
-		return NULL;
+		return -1;
 	}
 	rewinddir(d);
 	while ((e = readdir(d))) {
 		if (e->d_name[0] == '.')
 			continue;
-		if (*n + 1 >= alloc) {
-			alloc = alloc ? 2 * alloc : 64;
-			v = xrealloc(v, alloc * sizeof(*v));
+		if (cutoff && strcmp(e->d_name, cutoff) > 0)
+			continue;
+		if (l->n == l->alloc) {
+			l->alloc = l->alloc ? 2 * l->alloc : 64;
+			l->names = xrealloc(l->names, l->alloc * sizeof(*l->names));
 		}
-		v[(*n)++] = xstrdup(e->d_name);
+		l->names[l->n++] = xstrdup(e->d_name);
+		if (l->n == 2 * LISTING_MAX) {
+			listing_trim(l);
+			cutoff = l->names[l->n - 1];
+		}
 	}
 	closedir(d);
-	if (*n)
-		qsort(v, *n, sizeof(*v), by_name);
-	return v;
+	listing_trim(l);
+	return 0;
 }
 
-static void free_names(char **v, size_t n)
+static void listing_release(struct listing *l)
 {
-	for (size_t i = 0; i < n; i++)
-		free(v[i]);
-	free(v);
+	listing_clear(l);
+	free(l->names);
+	l->names = NULL;
+	l->alloc = 0;
 }
 
 /*
@@ -228,28 +277,52 @@ static int take(struct spool *s, int dirfd, const char *name)
 	return fd;
 }
 
-static int claim_from(struct spool *s, int dirfd)
+/* An orphan in cur/: a message whose reader died before it was done. */
+static int claim_orphan(struct spool *s)
 {
-	size_t n;
-	char **names = sorted_names(dirfd, &n);
+	struct listing cur = { 0 };
 	int fd = -1;
 
-	for (size_t i = 0; i < n && fd < 0; i++) {
-		if (dirfd == s->newfd && s->horizon && strcmp(names[i], s->horizon) > 0)
-			break;	/* sorted: the rest are newer still */
-		fd = take(s, dirfd, names[i]);
-	}
-	free_names(names, n);
+	if (list_oldest(s->curfd, &cur) == 0)
+		for (size_t i = 0; i < cur.n && fd < 0; i++)
+			fd = take(s, s->curfd, cur.names[i]);
+	listing_release(&cur);
 	return fd;
 }
 
-/* Sleep until new/ may have changed: inotify where there is one. */
-static void wait_for_new(struct spool *s)
+/*
+ * The next message of new/, from the listing kept since the last call:
+ * new/ is read again only when that runs out, so draining a spool of n
+ * files costs one listing per LISTING_MAX messages, not one per message.
+ * Names another reader took meanwhile fail to open and are passed over.
+ */
+static int claim_listed(struct spool *s)
+{
+	struct listing *l = &s->fresh;
+
+	while (l->next < l->n) {
+		const char *name = l->names[l->next++];
+		int fd;
+
+		/* --once: sorted, so the rest are newer still. */
+		if (s->horizon && strcmp(name, s->horizon) > 0) {
+			l->next = l->n;
+			break;
+		}
+		if ((fd = take(s, s->newfd, name)) >= 0)
+			return fd;
+	}
+	return -1;
+}
+
+/* Sleep until new/ may have changed; 0 when woken by a change, 1 when
+ * the time ran out (orphans in cur/ raise no event: look for them then). */
+static int wait_for_new(struct spool *s)
 {
 	struct pollfd p;
 	char drain[4096];
 
-	if (s->inotify < 0) {
+	if (s->inotify == -1) {
 		s->inotify = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 		if (s->inotify >= 0) {
 			char path[4096];
@@ -262,38 +335,88 @@ static void wait_for_new(struct spool *s)
 	}
 	if (s->inotify < 0) {
 		poll(NULL, 0, POLL_MS);
-		return;
+		return 1;
 	}
 	p.fd = s->inotify;
 	p.events = POLLIN;
-	/* The timeout also catches orphans that appear in cur/. */
-	if (poll(&p, 1, 5 * POLL_MS) > 0)
-		while (read(s->inotify, drain, sizeof(drain)) > 0)
-			;
+	if (poll(&p, 1, 5 * POLL_MS) <= 0)
+		return 1;
+	while (read(s->inotify, drain, sizeof(drain)) > 0)
+		;
+	return 0;
 }
 
 /* The newest name in new/ now: what a --once run will read up to. */
 static void set_horizon(struct spool *s)
 {
-	size_t n;
-	char **names = sorted_names(s->newfd, &n);
+	int fd = dup(s->newfd);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *e;
 
-	s->horizon_set = 1;
-	s->horizon = xstrdup(n ? names[n - 1] : "");
-	free_names(names, n);
+	s->horizon = xstrdup("");
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	rewinddir(d);
+	while ((e = readdir(d)))
+		if (e->d_name[0] != '.' && strcmp(e->d_name, s->horizon) > 0) {
+			free(s->horizon);
+			s->horizon = xstrdup(e->d_name);
+		}
+	closedir(d);
+}
+
+/*
+ * A file in tmp/ is a message being written: its writer holds a lock on
+ * it. One that nobody holds and that has not changed for TMP_GRACE
+ * seconds was left by a writer that died (the age also covers a writer
+ * on another host whose lock this one cannot see): remove it.
+ */
+static void sweep_tmp(struct spool *s)
+{
+	struct listing l = { 0 };
+	time_t now = time(NULL);
+
+	s->swept = now;
+	/* Oldest first: a spool with more leftovers gets the rest next time. */
+	if (list_oldest(s->tmpfd, &l) < 0)
+		return;
+	for (size_t i = 0; i < l.n; i++) {
+		int fd = openat(s->tmpfd, l.names[i], O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		struct stat st;
+
+		if (fd < 0)
+			continue;
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0 && fstat(fd, &st) == 0 &&
+		    S_ISREG(st.st_mode) && now - st.st_mtime >= TMP_GRACE)
+			unlinkat(s->tmpfd, l.names[i], 0);
+		close(fd);
+	}
+	listing_release(&l);
 }
 
 int spool_claim(struct spool *s, int wait, struct buf *name)
 {
-	int fd;
+	int fd = -1;
 
-	if (!wait && !s->horizon_set)
-		set_horizon(s);
+	if (!s->reading) {
+		s->reading = 1;
+		sweep_tmp(s);
+		if (!wait)
+			set_horizon(s);
+	}
 	for (;;) {
-		/* Orphans of readers that died come first: they are older. */
-		fd = claim_from(s, s->curfd);
+		/* Between listings of new/, look for orphans of readers that
+		 * died: they are older than anything listed since. */
+		if (s->fresh.next == s->fresh.n) {
+			fd = claim_orphan(s);
+			if (fd < 0 && list_oldest(s->newfd, &s->fresh) < 0)
+				return -1;
+		}
 		if (fd < 0)
-			fd = claim_from(s, s->newfd);
+			fd = claim_listed(s);
 		if (fd >= 0) {
 			buf_reset(name);
 			buf_addstr(name, s->rname);
@@ -301,7 +424,8 @@ int spool_claim(struct spool *s, int wait, struct buf *name)
 		}
 		if (!wait || io_stop_requested)
 			return 0;
-		wait_for_new(s);
+		if (wait_for_new(s) && time(NULL) - s->swept >= TMP_GRACE)
+			sweep_tmp(s);
 		if (io_stop_requested)
 			return 0;
 	}
@@ -313,6 +437,27 @@ int spool_done(struct spool *s)
 
 	close(s->rfd);
 	s->rfd = -1;
+	return r;
+}
+
+int spool_set_aside(struct spool *s, struct buf *where)
+{
+	char path[4096];
+	int badfd, r;
+
+	snprintf(path, sizeof(path), "%s/bad", s->dir);
+	if (mkdir(path, 0700) < 0 && errno != EEXIST)
+		return -1;
+	if ((badfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return -1;
+	r = renameat(s->curfd, s->rname, badfd, s->rname);
+	if (r == 0)
+		r = xfsync(badfd);
+	close(badfd);
+	if (r == 0) {
+		buf_reset(where);
+		buf_addf(where, "dir:%s/bad/%s", s->dir, s->rname);
+	}
 	return r;
 }
 

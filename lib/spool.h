@@ -15,6 +15,13 @@
  * the file only after its own outputs for it are durable; a reader that
  * dies leaves the file locked by nobody in cur/, and the next reader takes
  * it from there. Delivery is at least once.
+ *
+ *   DIR/bad/  messages a reader could not process, set aside so that
+ *             they do not stop every reader after it
+ *
+ * A writer holds a lock on its file in tmp/; a reader removes files there
+ * that nobody holds and that have not changed for an hour (left by a
+ * writer that was killed).
  */
 #ifndef MSG_SPOOL_H
 #define MSG_SPOOL_H
@@ -23,8 +30,12 @@
 
 struct spool;
 
-/* Open (creating, 0700) the spool directory: NULL with a reason in err. */
-struct spool *spool_open(const char *dir, struct buf *err);
+/*
+ * Open the spool directory, NULL with a reason in err. Its tmp/, new/ and
+ * cur/ are made (0700) when missing; dir itself only when create is set
+ * (writers): a reader is told the directory does not exist.
+ */
+struct spool *spool_open(const char *dir, int create, struct buf *err);
 void spool_close(struct spool *s);
 const char *spool_dir(const struct spool *s);
 
@@ -41,6 +52,11 @@ void spool_abort(struct spool *s);
 int spool_claim(struct spool *s, int wait, struct buf *name);
 /* The claimed message is done with: delete it. */
 int spool_done(struct spool *s);
+/*
+ * The claimed message cannot be processed: move it to DIR/bad/ (where
+ * says as "dir:DIR/bad/NAME"), so that the next reader goes on past it.
+ */
+int spool_set_aside(struct spool *s, struct buf *where);
 /* Give the claimed message up unread: it stays in cur/ for the next reader. */
 void spool_release(struct spool *s);
 

@@ -6,11 +6,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "channel.h"
 #include "diag.h"
 #include "io.h"
+#include "message.h"
 #include "spool.h"
 
 enum {
@@ -39,9 +41,31 @@ static const struct {
 };
 #define NCOMMON (sizeof(common_options) / sizeof(common_options[0]))
 
-static void flush_quietly(void)
+/* The dir: input message being read, and its name for diagnostics. */
+static struct spool *claimed;
+static const char *claimed_name;
+
+/*
+ * A tool stopping at a message it cannot process (exit 65) would stop at
+ * it again on every run if it stayed in the spool: it is set aside in
+ * DIR/bad/, where it waits for whoever mends the flow.
+ */
+static void set_aside_claimed(void)
+{
+	struct buf where = BUF_INIT;
+
+	if (spool_set_aside(claimed, &where) == 0)
+		warnx_msg("'%s' set aside as '%s'", claimed_name, where.ptr);
+	else
+		warn_errno("cannot set '%s' aside; it stays in the spool", claimed_name);
+	buf_release(&where);
+}
+
+static void before_exit(int code)
 {
 	frame_writers_flush_whole();
+	if (claimed && code == EX_DATAERR)
+		set_aside_claimed();
 }
 
 static void on_stop(int sig)
@@ -59,7 +83,7 @@ void tool_init(struct tool *t, int argc, char **argv)
 	(void)t;
 	diag_init(argc > 0 ? argv[0] : NULL);
 	/* die() flushes what earlier messages produced (DESIGN.md section 6). */
-	diag_set_exit_hook(flush_quietly);
+	diag_set_exit_hook(before_exit);
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
@@ -223,22 +247,74 @@ void tool_write(struct frame_writer *fw, const struct headers *h,
 		tool_writer_failed(fw);
 }
 
+static void count_invalid(struct tool *t)
+{
+	if (t->counters)
+		for (struct tool_counter *c = t->counters; c->name; c++)
+			if (!strcmp(c->name, "invalid"))
+				c->n++;
+}
+
+/*
+ * A spool file that is not well framed goes to --invalid whole, as the
+ * body of a message of its own: its bytes cannot be told apart into
+ * headers and body, but they are one message, and nothing of it is lost.
+ */
+static void divert_file(struct tool *t, int fd, const char *reason)
+{
+	struct headers h;
+	struct buf err = BUF_INIT;
+	struct stat st;
+	char chunk[1 << 16];
+	off_t at = 0;
+
+	if (fstat(fd, &st) < 0)
+		die_errno(EX_IOERR, "cannot read '%s'", claimed_name);
+	headers_init(&h);
+	message_stamp(&h);
+	headers_set(&h, "Content-Type", "application/octet-stream");
+	buf_addf(&err, "%s: %s", progname, reason);
+	headers_set(&h, "Error", err.ptr);
+	if (frame_writer_begin(t->invalid, &h, (uint64_t)st.st_size) < 0)
+		tool_writer_failed(t->invalid);
+	while (at < st.st_size) {
+		ssize_t n = pread(fd, chunk, sizeof(chunk), at);
+		if (n <= 0)
+			die_errno(EX_IOERR, "cannot read '%s'", claimed_name);
+		if (n > st.st_size - at)	/* grown meanwhile: not ours */
+			n = st.st_size - at;
+		if (frame_writer_body(t->invalid, chunk, (size_t)n) < 0)
+			tool_writer_failed(t->invalid);
+		at += n;
+	}
+	if (frame_writer_end(t->invalid) < 0)
+		tool_writer_failed(t->invalid);
+	count_invalid(t);
+	headers_release(&h);
+	buf_release(&err);
+}
+
 /*
  * The frames of one open input, until its end (1) or a stop request (0).
  * A spooled file is read to its end even then: it is the message in hand.
  */
 static int each_frame_of(struct tool *t, int fd, const char *name,
-			 struct headers *h, tool_frame_fn fn, int to_the_end)
+			 struct headers *h, tool_frame_fn fn, int spooled)
 {
 	struct frame_reader fr;
 	int r = 0, stopped = 0;
 
 	frame_reader_init(&fr, fd, name);
 	t->current = &fr;
-	while (!(stopped = io_stop_requested && !to_the_end) &&
+	while (!(stopped = io_stop_requested && !spooled) &&
 	       (r = frame_reader_next(&fr, h)) > 0)
 		if (fn(t, &fr, h) < 0)
 			tool_reader_failed(&fr);
+	if (r < 0 && spooled && t->invalid &&
+	    frame_reader_exit_code(&fr) == EX_DATAERR) {
+		divert_file(t, fd, frame_reader_error(&fr));
+		r = 0;
+	}
 	if (r < 0)
 		tool_reader_failed(&fr);
 	t->current = NULL;
@@ -256,7 +332,7 @@ static void each_spooled(struct tool *t, const char *addr, struct headers *h,
 			 tool_frame_fn fn)
 {
 	struct buf err = BUF_INIT, name = BUF_INIT, display = BUF_INIT;
-	struct spool *sp = spool_open(addr + 4, &err);
+	struct spool *sp = spool_open(addr + 4, 0, &err);
 	int fd = 0;
 
 	if (!sp)
@@ -266,7 +342,10 @@ static void each_spooled(struct tool *t, const char *addr, struct headers *h,
 
 		buf_reset(&display);
 		buf_addf(&display, "%s/cur/%s", addr, name.ptr);
+		claimed = sp;
+		claimed_name = display.ptr;
 		whole = each_frame_of(t, fd, display.ptr, h, fn, 1);
+		claimed = NULL;
 		if (frame_writers_flush_all() < 0)
 			die(EX_IOERR, "cannot write output: %s", strerror(errno));
 		/* Stopped before its end: leave it for the next reader. */
@@ -328,10 +407,7 @@ int tool_invalid(struct tool *t, struct headers *h, const void *body,
 	va_start(ap, fmt);
 	buf_vaddf(&reason, fmt, ap);
 	va_end(ap);
-	if (t->counters)
-		for (struct tool_counter *c = t->counters; c->name; c++)
-			if (!strcmp(c->name, "invalid"))
-				c->n++;
+	count_invalid(t);
 	/* Name the message by its place in the input, when it came from one. */
 	if (t->current) {
 		buf_addf(&where, "%s: message %llu", t->current->name,

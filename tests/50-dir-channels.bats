@@ -108,6 +108,7 @@ UUID7_MSG='^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}\
 	local reader
 	seq 1 3 >a
 	seq 4 6 >b
+	mkdir w
 	spawn msg-unwrap -e dir:w >got.jsonl
 	reader=$spawned
 	wait_until 10 test -d w/new
@@ -155,6 +156,11 @@ UUID7_MSG='^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}\
 	spooled rest | msg-tap dir:tapped >tapped.msg
 	spooled tapped | cmp - tapped.msg
 	spooled rest | cmp - tapped.msg
+	# msg-tap reads a dir: input with -i (its operands are taps).
+	msg-tap --once -i dir:rest tap.msg --output dir:after
+	empty_spool rest
+	cmp tap.msg tapped.msg
+	spooled after | cmp - tapped.msg
 }
 
 @test "dir: msg-tap copies whole frames to a dir: tap, large bodies too" {
@@ -233,16 +239,47 @@ UUID7_MSG='^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}\
 	bodies r2.jsonl | sort -c
 }
 
-@test "dir: a malformed message file stops the reader (65), named, and is kept" {
-	spool_fill s 1 2
+@test "dir: a malformed message file stops the reader (65), named, and is set aside in bad/" {
+	spool_fill s 1 3
 	# Between message 1 and message 2 in name order.
 	printf 'garbage\n' >s/new/000001z.msg
 	run -65 --separate-stderr msg-unwrap --once -e dir:s
 	[ "$(bodies <(echo "$output"))" = m000001 ]
-	[ "$stderr" = "msg-unwrap: dir:s/cur/000001z.msg: offset 8: truncated frame: end of input in the header block; not a message stream; wrap raw data with msg-wrap" ]
-	# Not deleted: the file waits in cur/ for someone to look at it.
-	[ "$(cat s/cur/000001z.msg)" = garbage ]
+	[ "$stderr" = "msg-unwrap: dir:s/cur/000001z.msg: offset 8: truncated frame: end of input in the header block; not a message stream; wrap raw data with msg-wrap
+msg-unwrap: 'dir:s/cur/000001z.msg' set aside as 'dir:s/bad/000001z.msg'" ]
+	# Kept byte for byte, out of the way: the next run goes on past it.
+	[ "$(cat s/bad/000001z.msg)" = garbage ]
+	[ "$(stat -c %a s/bad)" = 700 ]
+	is 0 s/cur
+	is 2 s/new
+	run -0 msg-unwrap --once -e dir:s
+	[ "$(bodies <(echo "$output"))" = "$(printf 'm000002\nm000003')" ]
+	empty_spool s
+}
+
+@test "dir: a well-framed message a tool cannot process is set aside too" {
+	spool_fill s 1 1
+	frame bad 'Message-Id: id-bad' 'Content-Type: application/json' >s/new/000000z.msg
+	run -65 --separate-stderr msg-route --once -w 'json("/a") = 1' -t out.msg dir:s
+	[ "${stderr##*$'\n'}" = "msg-route: 'dir:s/cur/000000z.msg' set aside as 'dir:s/bad/000000z.msg'" ]
+	cmp s/bad/000000z.msg <(frame bad 'Message-Id: id-bad' 'Content-Type: application/json')
 	is 1 s/new
+}
+
+@test "dir: with --invalid a malformed file is diverted whole and the run goes on" {
+	spool_fill s 1 2
+	printf 'Subject: x\nno blank line' >s/new/000001z.msg
+	run -0 --separate-stderr msg-unwrap --once -s ' ' --invalid bad.msg --stats dir:s
+	[ "$output" = "m000001 m000002" ]
+	[ "$stderr" = "msg-unwrap: stats: in 2, out 2, invalid 1" ]
+	run -0 msg-unwrap -H bad.msg
+	[[ "$output" == *"Content-Type: application/octet-stream"* ]]
+	[[ "$output" == *"Error: msg-unwrap: dir:s/cur/000001z.msg: "* ]]
+	[[ "$output" == *"Message-Id: "* ]]
+	run -0 msg-unwrap bad.msg
+	[ "$output" = "$(printf 'Subject: x\nno blank line')" ]
+	empty_spool s
+	[ ! -e s/bad ]
 }
 
 @test "dir: --once drains what was there when it started, not what arrives later" {
@@ -303,7 +340,7 @@ UUID7_MSG='^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}\
 @test "dir: an input spool that cannot be opened exits 66" {
 	: >plain
 	run -66 --separate-stderr msg-unwrap --once dir:plain/s
-	[ "$stderr" = "msg-unwrap: cannot use spool directory 'dir:plain/s': Not a directory" ]
+	[ "$stderr" = "msg-unwrap: cannot read spool directory 'dir:plain/s': Not a directory" ]
 	[ -z "$output" ]
 	run -66 --separate-stderr msg-route --once -f 'true()' dir:plain
 	[ "$stderr" = "msg-route: cannot use spool directory 'dir:plain': Not a directory" ]
@@ -312,4 +349,58 @@ UUID7_MSG='^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}\
 	run -66 --separate-stderr msg-unwrap --once -e dir:good dir:plain/s
 	[ "$(bodies <(echo "$output") | paste -sd ' ')" = 'm000001 m000002' ]
 	empty_spool good
+}
+
+@test "dir: an input spool that does not exist exits 66 and is not created" {
+	run -66 --separate-stderr msg-unwrap --once dir:nowhere
+	[ "$stderr" = "msg-unwrap: cannot read spool directory 'dir:nowhere': No such file or directory" ]
+	[ ! -e nowhere ]
+	# A waiting reader too: a mistyped name must not wait for ever.
+	run -66 --separate-stderr msg-route -f 'true()' dir:nowhere/deeper
+	[ ! -e nowhere ]
+	# An existing empty directory is a spool: tmp/, new/ and cur/ are made.
+	mkdir empty
+	run -0 msg-unwrap --once dir:empty
+	[ -z "$output" ]
+	[ "$(ls empty | paste -sd ' ')" = 'cur new tmp' ]
+}
+
+@test "dir: a reader drains 10,000 messages oldest first, across many listings" {
+	spool_fill big 1 10000
+	msg-unwrap --once -e dir:big >got.jsonl
+	bodies got.jsonl | cmp - <(expect_bodies 1 10000)
+	empty_spool big
+}
+
+@test "dir: files dead writers left in tmp/ are removed after an hour; live ones are not" {
+	spool_fill s 1 1
+	printf 'half a fr' >s/tmp/dead.msg
+	printf 'half a fr' >s/tmp/young.msg
+	printf 'half a fr' >s/tmp/held.msg
+	touch -d '2 hours ago' s/tmp/dead.msg s/tmp/held.msg
+	touch -d '50 minutes ago' s/tmp/young.msg
+	# A writer at work holds a lock on its file however old it is.
+	exec 8<s/tmp/held.msg
+	flock 8
+	run -0 msg-unwrap --once dir:s
+	exec 8<&-
+	[ "$output" = m000001 ]
+	[ "$(ls s/tmp | paste -sd ' ')" = 'held.msg young.msg' ]
+}
+
+@test "dir: a writer holds its file in tmp/ locked until it is in new/" {
+	mkfifo feed
+	# msg-route streams a body it need not look at: the file in tmp/
+	# is open while the rest of the frame is on its way.
+	msg-route -f 'true()' --output dir:w <feed &
+	exec 7>feed
+	printf 'Content-Length: 20\n\npartial' >&7
+	wait_until 10 eval '[ "$(nfiles w/tmp)" = 1 ]'
+	run -1 flock -n w/tmp/* true
+	printf '0123456789abc\n' >&7
+	exec 7>&-
+	wait
+	is 0 w/tmp
+	is 1 w/new
+	[ "$(spooled w | msg-unwrap)" = partial0123456789abc ]
 }

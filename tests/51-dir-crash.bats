@@ -189,7 +189,7 @@ produce() {
 
 @test "crash: a spool pipeline with both sides killed 20+ times loses nothing, duplicates only what was in flight" {
 	local n=30 i t0 t lifetime= c ckills=0 pkills rounds=0 prod deadline=$((SECONDS + 90))
-	mkdir inbox
+	mkdir inbox mid
 	for ((i = 1; i <= n; i++)); do
 		printf 'item %04d\n' "$i" >"inbox/f$(printf %04d "$i")"
 	done

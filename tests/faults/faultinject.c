@@ -11,7 +11,11 @@
  *   FAULT_AT     the first matching call to fail, counted from 1 over all
  *                the FAULT_FUNCS together (default 1)
  *   FAULT_COUNT  how many calls fail from there (default 1; 0: all)
- *   FAULT_ERRNO  EIO (default), ENOSPC, EDQUOT, EROFS, or a number
+ *   FAULT_ERRNO  EIO (default), ENOSPC, EDQUOT, EROFS, or a number; or
+ *                none: fsync and fdatasync then succeed without being
+ *                made (a disk that acknowledges what it has not stored,
+ *                for measuring what the syncs cost), other calls are made
+ *                as usual and only logged
  *   FAULT_PARTIAL=1  a failing write first writes half of its bytes, as
  *                a device that fills up in the middle of a write does
  *   FAULT_LOG    a file that gets one line for each call failed
@@ -63,6 +67,8 @@ static int errno_named(const char *s)
 
 	if (!s || !*s)
 		return EIO;
+	if (!strcmp(s, "none"))
+		return 0;
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (!strcmp(s, names[i].name))
 			return names[i].value;
@@ -140,7 +146,8 @@ static void note(const char *fn, const char *path)
 
 	if (!cfg.log)
 		return;
-	n = snprintf(line, sizeof(line), "%s %s %s\n", fn, path, strerror(cfg.errnum));
+	n = snprintf(line, sizeof(line), "%s %s %s\n", fn, path,
+		     cfg.errnum ? strerror(cfg.errnum) : "skipped");
 	fd = real_openat(AT_FDCWD, cfg.log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return;
@@ -164,6 +171,9 @@ static int should_fail(const char *fn, int dirfd, const char *name)
 	if (cfg.seen < cfg.at || (cfg.count && cfg.seen >= cfg.at + cfg.count))
 		return 0;
 	note(fn, path);
+	/* FAULT_ERRNO=none: only the syncs are skipped; the rest is made. */
+	if (!cfg.errnum && strcmp(fn, "fsync") && strcmp(fn, "fdatasync"))
+		return 0;
 	return 1;
 }
 
@@ -181,6 +191,8 @@ ssize_t write(int fd, const void *p, size_t n)
 int fsync(int fd)
 {
 	if (should_fail("fsync", fd, NULL)) {
+		if (!cfg.errnum)
+			return 0;
 		errno = cfg.errnum;
 		return -1;
 	}
@@ -190,6 +202,8 @@ int fsync(int fd)
 int fdatasync(int fd)
 {
 	if (should_fail("fdatasync", fd, NULL)) {
+		if (!cfg.errnum)
+			return 0;
 		errno = cfg.errnum;
 		return -1;
 	}
