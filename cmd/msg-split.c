@@ -1,7 +1,5 @@
 /* msg-split: the Splitter; one message in, its parts out as a sequence. */
 #include <errno.h>
-#include <fcntl.h>
-#include <libgen.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -188,9 +186,9 @@ static const char *raw_type(const struct raw_source *rs)
 		       ? "application/json" : "application/xml";
 }
 
-static void split_raw(struct tool *t, const char *path)
+static void split_raw(struct tool *t, int fd, const char *name, const char *file_name)
 {
-	struct raw_source rs = { STDIN_FILENO, xmalloc(256 * 1024), 0, 1 };
+	struct raw_source rs = { fd, xmalloc(256 * 1024), 0, 1 };
 	struct body_source src = { raw_next, &rs, 0 };
 	struct headers h = HEADERS_INIT;
 	struct buf err = BUF_INIT;
@@ -198,14 +196,9 @@ static void split_raw(struct tool *t, const char *path)
 	uint64_t written;
 	ssize_t r;
 
-	if (path && strcmp(path, "-")) {
-		rs.fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (rs.fd < 0)
-			die_errno(EX_NOINPUT, "cannot open '%s'", path);
-	}
 	r = xread(rs.fd, rs.buf, 256 * 1024);
 	if (r < 0)
-		die_errno(EX_IOERR, "cannot read '%s'", path ? path : "stdin");
+		die_errno(EX_IOERR, "cannot read '%s'", name);
 	rs.n = (size_t)r;
 	/* The length is only a hint, but 0 must mean an empty document. */
 	if (fstat(rs.fd, &st) == 0 && S_ISREG(st.st_mode))
@@ -214,16 +207,11 @@ static void split_raw(struct tool *t, const char *path)
 		src.length = rs.n ? UINT64_MAX : 0;
 	counters[C_IN].n++;
 	message_stamp(&h);
-	if (path && strcmp(path, "-")) {
-		char *copy = xstrdup(path);
-		headers_set(&h, "File-Name", basename(copy));
-		free(copy);
-	}
+	if (file_name)
+		headers_set(&h, "File-Name", file_name);
 	headers_set(&h, "Content-Type", raw_type(&rs));
 	account(t, splitter_run(splitter, &h, &src, t->out, t->invalid, &written, &err),
-		written, NULL, path && strcmp(path, "-") ? path : "stdin", &h, &err);
-	if (rs.fd != STDIN_FILENO)
-		close(rs.fd);
+		written, NULL, name, &h, &err);
 	free(rs.buf);
 	headers_release(&h);
 	buf_release(&err);
@@ -255,10 +243,7 @@ int main(int argc, char **argv)
 		die(EX_USAGE, "%s", err.ptr);
 	tool_open_outputs(&t);
 	if (raw) {
-		if (first == argc)
-			split_raw(&t, NULL);
-		for (int i = first; i < argc; i++)
-			split_raw(&t, argv[i]);
+		tool_each_raw(&t, argc - first, argv + first, split_raw);
 	} else {
 		tool_each_frame(&t, argc - first, argv + first, split_frame);
 	}

@@ -1,10 +1,7 @@
 /* msg-wrap: raw data (files, lines, JSON envelopes) to framed messages. */
 #include <errno.h>
-#include <fcntl.h>
-#include <libgen.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "diag.h"
@@ -91,15 +88,17 @@ static void finish_headers(struct headers *h, const char *type)
 	}
 }
 
-static void file_name_header(struct headers *h, const char *path)
-{
-	char *copy;
+/* Where the data comes from: a name for diagnostics, and the base name
+ * of its file for File-Name (NULL for stdin). */
+struct input {
+	const char *name;
+	const char *file_name;
+};
 
-	if (!path)
-		return;
-	copy = xstrdup(path);
-	headers_set(h, "File-Name", basename(copy));
-	free(copy);
+static void file_name_header(struct headers *h, const struct input *in)
+{
+	if (in->file_name)
+		headers_set(h, "File-Name", in->file_name);
 }
 
 static void emit(struct tool *t, struct headers *h, const char *body, size_t n)
@@ -109,19 +108,19 @@ static void emit(struct tool *t, struct headers *h, const char *body, size_t n)
 }
 
 /* The whole input is one message. */
-static void wrap_whole(struct tool *t, int fd, const char *name, const char *path)
+static void wrap_whole(struct tool *t, int fd, const struct input *in)
 {
 	struct raw_input ri;
 	struct buf err = BUF_INIT;
 	struct headers h = HEADERS_INIT;
 	int write_failed;
 
-	if (raw_input_open(&ri, fd, name, &err) < 0)
+	if (raw_input_open(&ri, fd, in->name, &err) < 0)
 		die(EX_IOERR, "%s", err.ptr);
 	counters[C_IN].n++;
 	headers_reset(&h);
 	message_stamp(&h);
-	file_name_header(&h, path);
+	file_name_header(&h, in);
 	finish_headers(&h, raw_input_type(&ri));
 	if (frame_writer_begin(t->out, &h, ri.len) < 0)
 		tool_writer_failed(t->out);
@@ -144,54 +143,53 @@ static void wrap_whole(struct tool *t, int fd, const char *name, const char *pat
  * when a single line is longer than it.
  */
 typedef void (*line_fn)(struct tool *t, const char *p, size_t n,
-			const char *path, unsigned long long lineno);
+			const struct input *in, unsigned long long lineno);
 
-static void each_line(struct tool *t, int fd, const char *name,
-		      const char *path, line_fn fn)
+static void each_line(struct tool *t, int fd, const struct input *in, line_fn fn)
 {
-	struct buf in = BUF_INIT;
+	struct buf buf = BUF_INIT;
 	size_t start = 0, scanned = 0;
 	unsigned long long lineno = 0;
 	ssize_t r;
 
-	buf_grow(&in, 256 * 1024);
+	buf_grow(&buf, 256 * 1024);
 	for (;;) {
-		char *nl = memchr(in.ptr + scanned, '\n', in.len - scanned);
+		char *nl = memchr(buf.ptr + scanned, '\n', buf.len - scanned);
 		if (nl) {
-			fn(t, in.ptr + start, (size_t)(nl - in.ptr) - start, path, ++lineno);
-			start = scanned = (size_t)(nl - in.ptr) + 1;
+			fn(t, buf.ptr + start, (size_t)(nl - buf.ptr) - start, in, ++lineno);
+			start = scanned = (size_t)(nl - buf.ptr) + 1;
 			continue;
 		}
 		/* Move the partial line to the front, then read more. */
-		memmove(in.ptr, in.ptr + start, in.len - start);
-		buf_setlen(&in, in.len - start);
-		scanned = in.len;
+		memmove(buf.ptr, buf.ptr + start, buf.len - start);
+		buf_setlen(&buf, buf.len - start);
+		scanned = buf.len;
 		start = 0;
-		if (buf_avail(&in) < 64 * 1024)
-			buf_grow(&in, in.cap);
+		if (buf_avail(&buf) < 64 * 1024)
+			buf_grow(&buf, buf.cap);
 		frame_writers_flush_all();
-		r = xread(fd, in.ptr + in.len, buf_avail(&in));
+		r = xread(fd, buf.ptr + buf.len, buf_avail(&buf));
 		if (r < 0)
-			die_errno(EX_IOERR, "cannot read '%s'", name);
+			die_errno(EX_IOERR, "cannot read '%s'", in->name);
 		if (r == 0)
 			break;
-		buf_setlen(&in, in.len + (size_t)r);
+		buf_setlen(&buf, buf.len + (size_t)r);
 	}
-	if (in.len)
-		fn(t, in.ptr, in.len, path, ++lineno);
-	buf_release(&in);
+	if (buf.len)
+		fn(t, buf.ptr, buf.len, in, ++lineno);
+	buf_release(&buf);
 }
 
 static struct headers line_headers = HEADERS_INIT;
 
-static void wrap_line(struct tool *t, const char *p, size_t n, const char *path,
-		      unsigned long long lineno)
+static void wrap_line(struct tool *t, const char *p, size_t n,
+		      const struct input *in, unsigned long long lineno)
 {
 	(void)lineno;
 	counters[C_IN].n++;
 	headers_reset(&line_headers);
 	message_stamp(&line_headers);
-	file_name_header(&line_headers, path);
+	file_name_header(&line_headers, in);
 	finish_headers(&line_headers, message_detect_type(p, n, NULL, 0));
 	emit(t, &line_headers, p, n);
 }
@@ -199,7 +197,7 @@ static void wrap_line(struct tool *t, const char *p, size_t n, const char *path,
 static struct buf envelope_body = BUF_INIT;
 
 static void wrap_envelope(struct tool *t, const char *p, size_t n,
-			  const char *path, unsigned long long lineno)
+			  const struct input *in, unsigned long long lineno)
 {
 	struct buf err = BUF_INIT;
 	size_t i = 0;
@@ -214,10 +212,10 @@ static void wrap_envelope(struct tool *t, const char *p, size_t n,
 		/* The line itself becomes the invalid message. */
 		headers_reset(&line_headers);
 		message_stamp(&line_headers);
-		file_name_header(&line_headers, path);
+		file_name_header(&line_headers, in);
 		headers_set(&line_headers, "Content-Type", "application/json");
 		tool_invalid(t, &line_headers, p, n, "%s: line %llu: invalid envelope: %s",
-			     path ? path : "stdin", lineno, err.ptr);
+			     in->name, lineno, err.ptr);
 		buf_release(&err);
 		return;
 	}
@@ -226,36 +224,21 @@ static void wrap_envelope(struct tool *t, const char *p, size_t n,
 	emit(t, &line_headers, envelope_body.ptr, envelope_body.len);
 }
 
-static void wrap_one(struct tool *t, const char *path)
+static void wrap_input(struct tool *t, int fd, const char *name, const char *file_name)
 {
-	int fd = STDIN_FILENO;
-	const char *name = "stdin";
+	struct input in = { name, file_name };
 
-	if (path && strcmp(path, "-")) {
-		struct stat st;
-
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			die_errno(EX_NOINPUT, "cannot open '%s'", path);
-		if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode))
-			die(EX_NOINPUT, "cannot open '%s': Is a directory", path);
-		name = path;
-	} else {
-		path = NULL;
-	}
 	switch (opt.mode) {
 	case MODE_FILE:
-		wrap_whole(t, fd, name, path);
+		wrap_whole(t, fd, &in);
 		break;
 	case MODE_LINES:
-		each_line(t, fd, name, path, wrap_line);
+		each_line(t, fd, &in, wrap_line);
 		break;
 	case MODE_ENVELOPE:
-		each_line(t, fd, name, path, wrap_envelope);
+		each_line(t, fd, &in, wrap_envelope);
 		break;
 	}
-	if (fd != STDIN_FILENO)
-		close(fd);
 }
 
 int main(int argc, char **argv)
@@ -274,10 +257,7 @@ int main(int argc, char **argv)
 	tool_init(&t, argc, argv);
 	first = tool_parse(&t, argc, argv);
 	tool_open_outputs(&t);
-	if (first == argc)
-		wrap_one(&t, NULL);
-	for (int i = first; i < argc; i++)
-		wrap_one(&t, argv[i]);
+	tool_each_raw(&t, argc - first, argv + first, wrap_input);
 	tool_finish(&t);
 	headers_release(&opt.extra);
 	headers_release(&line_headers);

@@ -2,6 +2,8 @@
 #include "tool.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -323,13 +325,19 @@ static int each_frame_of(struct tool *t, int fd, const char *name,
 }
 
 /*
- * A dir: input: claim message files oldest first, and delete each only
- * once what the tool wrote for it is out of its buffers (and, for dir:
- * outputs, durable): a crash in between means the message is read again,
- * never lost. With --once, stop when the directory is empty.
+ * What to do with one claimed spool file: 1 when it was read to its end,
+ * 0 when a stop request came first.
  */
-static void each_spooled(struct tool *t, const char *addr, struct headers *h,
-			 tool_frame_fn fn)
+typedef int (*claimed_fn)(struct tool *t, int fd, const char *display,
+			  const char *file_name, void *arg);
+
+/*
+ * A dir: input: claim files oldest first, and delete each only once what
+ * the tool wrote for it is out of its buffers (and, for dir: outputs,
+ * durable): a crash in between means the file is read again, never lost.
+ * With --once, stop when the directory is empty.
+ */
+static void each_claimed(struct tool *t, const char *addr, claimed_fn fn, void *arg)
 {
 	struct buf err = BUF_INIT, name = BUF_INIT, display = BUF_INIT;
 	struct spool *sp = spool_open(addr + 4, 0, &err);
@@ -344,7 +352,7 @@ static void each_spooled(struct tool *t, const char *addr, struct headers *h,
 		buf_addf(&display, "%s/cur/%s", addr, name.ptr);
 		claimed = sp;
 		claimed_name = display.ptr;
-		whole = each_frame_of(t, fd, display.ptr, h, fn, 1);
+		whole = fn(t, fd, display.ptr, name.ptr, arg);
 		claimed = NULL;
 		if (frame_writers_flush_all() < 0)
 			die(EX_IOERR, "cannot write output: %s", strerror(errno));
@@ -364,10 +372,25 @@ static void each_spooled(struct tool *t, const char *addr, struct headers *h,
 	buf_release(&display);
 }
 
+struct frames_of {
+	struct headers *h;
+	tool_frame_fn fn;
+};
+
+static int frames_of_claimed(struct tool *t, int fd, const char *display,
+			     const char *file_name, void *arg)
+{
+	struct frames_of *f = arg;
+
+	(void)file_name;
+	return each_frame_of(t, fd, display, f->h, f->fn, 1);
+}
+
 void tool_each_frame(struct tool *t, int nargs, char **args, tool_frame_fn fn)
 {
 	static char *stdin_only[] = { "-" };
 	struct headers h;
+	struct frames_of f = { &h, fn };
 
 	if (nargs == 0) {
 		nargs = 1;
@@ -378,7 +401,7 @@ void tool_each_frame(struct tool *t, int nargs, char **args, tool_frame_fn fn)
 		int fd;
 
 		if (!strncmp(args[i], "dir:", 4)) {
-			each_spooled(t, args[i], &h, fn);
+			each_claimed(t, args[i], frames_of_claimed, &f);
 			continue;
 		}
 		fd = tool_open_input(args[i]);
@@ -387,6 +410,52 @@ void tool_each_frame(struct tool *t, int nargs, char **args, tool_frame_fn fn)
 			close(fd);
 	}
 	headers_release(&h);
+}
+
+struct raw_of {
+	tool_raw_fn fn;
+};
+
+static int raw_of_claimed(struct tool *t, int fd, const char *display,
+			  const char *file_name, void *arg)
+{
+	struct raw_of *r = arg;
+
+	r->fn(t, fd, display, file_name);
+	return 1;	/* a raw file is read whole, stop request or not */
+}
+
+void tool_each_raw(struct tool *t, int nargs, char **args, tool_raw_fn fn)
+{
+	struct raw_of r = { fn };
+
+	if (nargs == 0)
+		fn(t, STDIN_FILENO, "stdin", NULL);
+	for (int i = 0; i < nargs && !io_stop_requested; i++) {
+		const char *path = args[i];
+		struct stat st;
+		int fd;
+
+		if (!strcmp(path, "-")) {
+			fn(t, STDIN_FILENO, "stdin", NULL);
+			continue;
+		}
+		if (!strncmp(path, "dir:", 4)) {
+			each_claimed(t, path, raw_of_claimed, &r);
+			continue;
+		}
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			die_errno(EX_NOINPUT, "cannot open '%s'", path);
+		if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode))
+			die(EX_NOINPUT, "cannot open '%s': Is a directory", path);
+		{
+			char *copy = xstrdup(path);
+			fn(t, fd, path, basename(copy));
+			free(copy);
+		}
+		close(fd);
+	}
 }
 
 uint64_t *tool_counter(struct tool *t, const char *name)

@@ -80,6 +80,18 @@ typedef int (*tool_frame_fn)(struct tool *t, struct frame_reader *fr,
 			     struct headers *h);
 void tool_each_frame(struct tool *t, int nargs, char **args, tool_frame_fn fn);
 
+/*
+ * Call fn once per raw input operand (default stdin): "-" is stdin, PATH
+ * a file, dir:PATH a spool whose every file is one input, claimed oldest
+ * first and deleted once the outputs for it are flushed, as for frames.
+ * fn gets the open descriptor, a name for diagnostics and the file's base
+ * name for a File-Name header (NULL for stdin). An operand that cannot be
+ * opened, or is a directory, ends the tool with exit 66.
+ */
+typedef void (*tool_raw_fn)(struct tool *t, int fd, const char *name,
+			    const char *file_name);
+void tool_each_raw(struct tool *t, int nargs, char **args, tool_raw_fn fn);
+
 /* Open an input operand for reading, dying with exit 66 if it cannot be. */
 int tool_open_input(const char *addr);
 /* End the tool on a reader fault with its diagnostic and exit status. */

@@ -404,3 +404,51 @@ msg-unwrap: 'dir:s/cur/000001z.msg' set aside as 'dir:s/bad/000001z.msg'" ]
 	is 1 w/new
 	[ "$(spooled w | msg-unwrap)" = partial0123456789abc ]
 }
+
+# drop DIR NAME TEXT: a raw file delivered into spool DIR the maildir way.
+drop() {
+	mkdir -p "$1/tmp" "$1/new"
+	printf '%s' "$3" >"$1/tmp/$2"
+	mv "$1/tmp/$2" "$1/new/$2"
+}
+
+@test "dir: msg-wrap takes raw files from a spool, File-Name their name there" {
+	drop inbox a-1.xml '<order id="1"/>'
+	drop inbox b-2.json '{"id":2}'
+	msg-wrap --once dir:inbox --output dir:flow
+	empty_spool inbox
+	is 2 flow/new
+	run -0 msg-unwrap --once -e dir:flow
+	[ "${#lines[@]}" = 2 ]
+	[[ "${lines[0]}" == *'"File-Name":"a-1.xml"'* ]]
+	[[ "${lines[0]}" == *'"Content-Type":"application/xml"'* ]]
+	[[ "${lines[0]}" == *'"body":"<order id=\"1\"/>"'* ]]
+	[[ "${lines[1]}" == *'"File-Name":"b-2.json"'* ]]
+	[[ "${lines[1]}" == *'"Content-Type":"application/json"'* ]]
+	# -l: every line of every file is a message.
+	drop inbox c.txt $'x\ny\n'
+	run -0 msg-wrap --once -l dir:inbox
+	[ "$(msg-unwrap -s ' ' <<<"$output")" = "x y" ]
+	empty_spool inbox
+}
+
+@test "dir: msg-split -r splits raw documents from a spool; a bad one is set aside" {
+	drop inbox 1.xml '<orders><o>a</o><o>b</o></orders>'
+	drop inbox 2.xml '<orders><o>c</o>'
+	drop inbox 3.xml '<orders><o>d</o></orders>'
+	run -65 --separate-stderr msg-split --once -r -x /orders/o dir:inbox
+	[ "$(msg-unwrap -s ' ' <<<"$output")" = '<o>a</o> <o>b</o>' ]
+	[ "${stderr##*$'\n'}" = "msg-split: 'dir:inbox/cur/2.xml' set aside as 'dir:inbox/bad/2.xml'" ]
+	[ "$(cat inbox/bad/2.xml)" = '<orders><o>c</o>' ]
+	run -0 msg-split --once -r -x /orders/o dir:inbox
+	[ "$(msg-unwrap -H <<<"$output" | grep -c '^File-Name: 3.xml$')" = 1 ]
+	empty_spool inbox
+}
+
+@test "dir: msg-wrap and msg-split -r: a raw spool that does not exist exits 66" {
+	run -66 --separate-stderr msg-wrap --once dir:nowhere
+	[ "$stderr" = "msg-wrap: cannot read spool directory 'dir:nowhere': No such file or directory" ]
+	run -66 --separate-stderr msg-split --once -r -l dir:nowhere
+	[ "$stderr" = "msg-split: cannot read spool directory 'dir:nowhere': No such file or directory" ]
+	[ ! -e nowhere ]
+}
