@@ -15,14 +15,16 @@ static const char usage[] =
 	"usage: msg-split -x xpath | -j pointer | -l | -d regex [-g count] [-r]\n"
 	"                 [-H name=expr] ... [--empty drop|marker|invalid]\n"
 	"                 [--keep-delimiter] [--ns prefix=uri] [--output channel]\n"
-	"                 [--invalid channel] [--stats] [input ...]";
+	"                 [--invalid channel] [--dead-letter channel] [--once] [--stats]\n"
+	"                 [input ...]";
 
 static struct splitter_config cfg = { .group = 1, .empty = EMPTY_MARKER };
 static int mode_set, raw;
 static struct splitter *splitter;
 
 static struct tool_counter counters[] = {
-	{ "in", 0 }, { "out", 0 }, { "invalid", 0 }, { "empty", 0 }, { NULL, 0 },
+	{ "in", 0 }, { "out", 0 }, { "invalid", 0 }, { "empty", 0 }, { "expired", 0 },
+	{ NULL, 0 },
 };
 enum { C_IN, C_OUT, C_INVALID, C_EMPTY };
 
@@ -223,7 +225,8 @@ int main(int argc, char **argv)
 		.usage = usage,
 		.shortopts = "x:j:ld:g:H:r",
 		.longopts = longopts,
-		.common = TOOL_OPT_OUTPUT | TOOL_OPT_INVALID | TOOL_OPT_NS | TOOL_OPT_STATS,
+		.common = TOOL_OPT_OUTPUT | TOOL_OPT_INVALID | TOOL_OPT_DEAD_LETTER |
+			  TOOL_OPT_NS | TOOL_OPT_STATS | TOOL_EXPIRES,
 		.option = option,
 		.counters = counters,
 	};

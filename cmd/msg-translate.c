@@ -16,7 +16,7 @@ static const char usage[] =
 	"                     [--allow-write dir] ... [-H 'name: value'] ...\n"
 	"                     [--set name=expr] ... [--unset name] ... [--rename old=new] ...\n"
 	"                     [--ns prefix=uri] [--output channel] [--invalid channel]\n"
-	"                     [--stats] [input ...]";
+	"                     [--dead-letter channel] [--once] [--stats] [input ...]";
 
 /* Header operations, applied in command-line order after the transform. */
 enum op_kind { OP_HEADER, OP_SET, OP_UNSET, OP_RENAME };
@@ -46,7 +46,7 @@ static struct expr_env *env;
 static struct xslt_result res;
 
 static struct tool_counter counters[] = {
-	{ "in", 0 }, { "out", 0 }, { "invalid", 0 }, { NULL, 0 },
+	{ "in", 0 }, { "out", 0 }, { "invalid", 0 }, { "expired", 0 }, { NULL, 0 },
 };
 enum { C_IN, C_OUT };
 
@@ -349,7 +349,8 @@ int main(int argc, char **argv)
 		.usage = usage,
 		.shortopts = "x:p:s:H:",
 		.longopts = longopts,
-		.common = TOOL_OPT_OUTPUT | TOOL_OPT_INVALID | TOOL_OPT_NS | TOOL_OPT_STATS,
+		.common = TOOL_OPT_OUTPUT | TOOL_OPT_INVALID | TOOL_OPT_DEAD_LETTER |
+			  TOOL_OPT_NS | TOOL_OPT_STATS | TOOL_EXPIRES,
 		.option = option,
 		.counters = counters,
 	};

@@ -15,7 +15,8 @@
 static const char usage[] =
 	"usage: msg-unwrap [-s separator] [--output channel] [input ...]\n"
 	"       msg-unwrap -d dir [-n template] [--invalid channel] [input ...]\n"
-	"       msg-unwrap -e | -H [--output channel] [input ...]";
+	"       msg-unwrap -e | -H [--output channel] [input ...]\n"
+	"       (and [--dead-letter channel] [--once] [--stats] with any)";
 
 enum mode { MODE_BODIES, MODE_DIR, MODE_ENVELOPE, MODE_HEADERS };
 
@@ -28,7 +29,7 @@ static struct {
 } opt = { .separator = BUF_INIT, .dirfd = -1 };
 
 static struct tool_counter counters[] = {
-	{ "in", 0 }, { "out", 0 }, { "invalid", 0 }, { NULL, 0 },
+	{ "in", 0 }, { "out", 0 }, { "invalid", 0 }, { "expired", 0 }, { NULL, 0 },
 };
 enum { C_IN, C_OUT };
 
@@ -258,7 +259,8 @@ int main(int argc, char **argv)
 		.usage = usage,
 		.shortopts = "s:d:n:eH",
 		.longopts = longopts,
-		.common = TOOL_OPT_OUTPUT | TOOL_OPT_INVALID | TOOL_OPT_STATS,
+		.common = TOOL_OPT_OUTPUT | TOOL_OPT_INVALID | TOOL_OPT_DEAD_LETTER |
+			  TOOL_OPT_STATS | TOOL_EXPIRES,
 		.option = option,
 		.counters = counters,
 	};
@@ -272,6 +274,10 @@ int main(int argc, char **argv)
 		tool_usage_error(&t, "-s cannot be combined with -d, -e or -H");
 	if (opt.mode == MODE_DIR && strcmp(t.output_addr, "-"))
 		tool_usage_error(&t, "--output cannot be combined with -d");
+	/* -e and -H show messages rather than deliver them: expired ones
+	 * too, or a dead-letter channel could not be looked into. */
+	if (opt.mode == MODE_ENVELOPE || opt.mode == MODE_HEADERS)
+		t.common &= ~TOOL_EXPIRES;
 	if (opt.mode == MODE_DIR) {
 		opt.dirfd = open(opt.dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (opt.dirfd < 0)

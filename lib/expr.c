@@ -48,21 +48,6 @@ struct expr {
 
 /* ---- static analysis: which functions, does it read the body ---- */
 
-static const char *const core_functions[] = {
-	"last", "position", "count", "id", "local-name", "namespace-uri",
-	"name", "string", "concat", "starts-with", "contains",
-	"substring-before", "substring-after", "substring", "string-length",
-	"normalize-space", "translate", "boolean", "not", "true", "false",
-	"lang", "number", "sum", "floor", "ceiling", "round",
-	"header", "json", NULL,
-};
-
-/* Called with no argument, these read the context node. */
-static const char *const context_functions[] = {
-	"string", "number", "string-length", "normalize-space", "name",
-	"local-name", "namespace-uri", NULL,
-};
-
 static int in_list(const char *const *list, const char *s, size_t n)
 {
 	for (; *list; list++)
@@ -87,6 +72,85 @@ static const char *skip_space(const char *p)
 	while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
 		p++;
 	return p;
+}
+
+/* The functions an expression may call, with how many arguments each
+ * takes (XPath 1.0 section 4, and ours); -1: any number from min on. */
+static const struct function {
+	const char *name;
+	int min, max;
+} functions[] = {
+	{ "last", 0, 0 }, { "position", 0, 0 }, { "count", 1, 1 },
+	{ "id", 1, 1 }, { "local-name", 0, 1 }, { "namespace-uri", 0, 1 },
+	{ "name", 0, 1 }, { "string", 0, 1 }, { "concat", 2, -1 },
+	{ "starts-with", 2, 2 }, { "contains", 2, 2 },
+	{ "substring-before", 2, 2 }, { "substring-after", 2, 2 },
+	{ "substring", 2, 3 }, { "string-length", 0, 1 },
+	{ "normalize-space", 0, 1 }, { "translate", 3, 3 },
+	{ "boolean", 1, 1 }, { "not", 1, 1 }, { "true", 0, 0 },
+	{ "false", 0, 0 }, { "lang", 1, 1 }, { "number", 0, 1 },
+	{ "sum", 1, 1 }, { "floor", 1, 1 }, { "ceiling", 1, 1 },
+	{ "round", 1, 1 }, { "header", 1, 1 }, { "json", 1, 1 },
+	{ NULL, 0, 0 },
+};
+
+static const struct function *function_named(const char *s, size_t n)
+{
+	for (const struct function *f = functions; f->name; f++)
+		if (strlen(f->name) == n && !memcmp(f->name, s, n))
+			return f;
+	return NULL;
+}
+
+/*
+ * The number of arguments of the call whose '(' is at open: commas at
+ * its own depth, skipping literals and nested brackets.
+ */
+static int count_arguments(const char *open)
+{
+	const char *p = skip_space(open + 1);
+	int depth = 0, commas = 0;
+
+	if (*p == ')')
+		return 0;
+	for (; *p; p++) {
+		if (*p == '"' || *p == '\'') {
+			const char *close = strchr(p + 1, *p);
+			if (!close)
+				break;
+			p = close;
+		} else if (*p == '(' || *p == '[') {
+			depth++;
+		} else if (*p == ')' || *p == ']') {
+			if (depth-- == 0)
+				break;
+		} else if (*p == ',' && depth == 0) {
+			commas++;
+		}
+	}
+	return commas + 1;
+}
+
+/* Called with no argument, these read the context node. */
+static const char *const context_functions[] = {
+	"string", "number", "string-length", "normalize-space", "name",
+	"local-name", "namespace-uri", NULL,
+};
+
+/* "one argument", "2 or 3 arguments", "at least 2 arguments". */
+static const char *arity_text(const struct function *f)
+{
+	static char text[48];
+
+	if (f->min == f->max)
+		snprintf(text, sizeof(text), "%s argument%s",
+			 f->min == 0 ? "no" : f->min == 1 ? "one" : f->min == 2 ? "two" : "three",
+			 f->min == 1 ? "" : "s");
+	else if (f->max < 0)
+		snprintf(text, sizeof(text), "at least %d arguments", f->min);
+	else
+		snprintf(text, sizeof(text), "%d or %d arguments", f->min, f->max);
+	return text;
 }
 
 /*
@@ -119,7 +183,9 @@ static int analyse(struct expr *e, struct buf *err)
 			p++;
 		} else if (name_start(*p)) {
 			const char *start = p, *after;
+			const struct function *f;
 			size_t n;
+			int nargs;
 
 			while (name_char(*p) || (*p == ':' && p[1] != ':' && name_start(p[1])))
 				p++;
@@ -133,9 +199,14 @@ static int analyse(struct expr *e, struct buf *err)
 				const char *arg = skip_space(after + 1);
 				if (in_list((const char *const[]){ "node", "text", "comment", "processing-instruction", NULL }, start, n)) {
 					e->needs |= EXPR_NEEDS_DOC;
-				} else if (!in_list(core_functions, start, n)) {
+				} else if (!(f = function_named(start, n))) {
 					buf_addf(err, "unknown function '%.*s' in expression '%s'",
 						 (int)n, start, e->text);
+					return -1;
+				} else if ((nargs = count_arguments(after)) < f->min ||
+					   (f->max >= 0 && nargs > f->max)) {
+					buf_addf(err, "%s() takes %s, not %d, in expression '%s'",
+						 f->name, arity_text(f), nargs, e->text);
 					return -1;
 				} else if (n == 4 && !memcmp(start, "json", 4)) {
 					e->needs |= EXPR_NEEDS_JSON;
@@ -152,10 +223,14 @@ static int analyse(struct expr *e, struct buf *err)
 				after_operand = 1;
 			}
 		} else if (*p == '$') {
-			p++;
-			while (name_char(*p))
+			const char *start = p++;
+			while (name_char(*p) || (*p == ':' && name_start(p[1])))
 				p++;
-			after_operand = 1;
+			/* None is ever bound: libxml2 would only say so when the
+			 * reference is reached. */
+			buf_addf(err, "undefined variable '%.*s' in expression '%s'",
+				 (int)(p - start), start, e->text);
+			return -1;
 		} else {
 			if (*p == '/' || *p == '.' || *p == '@')
 				e->needs |= EXPR_NEEDS_DOC;

@@ -219,6 +219,10 @@ void tool_open_outputs(struct tool *t)
 		signal(SIGPIPE, SIG_IGN);
 		t->invalid = tool_open_output(t->invalid_addr);
 	}
+	if (t->dead_letter_addr && (t->common & TOOL_EXPIRES)) {
+		signal(SIGPIPE, SIG_IGN);
+		t->dead_letter = tool_open_output(t->dead_letter_addr);
+	}
 }
 
 int tool_open_input(const char *addr)
@@ -249,12 +253,65 @@ void tool_write(struct frame_writer *fw, const struct headers *h,
 		tool_writer_failed(fw);
 }
 
-static void count_invalid(struct tool *t)
+/* Count one in the counter called name, if the tool keeps one. */
+static void count(struct tool *t, const char *name)
 {
 	if (t->counters)
 		for (struct tool_counter *c = t->counters; c->name; c++)
-			if (!strcmp(c->name, "invalid"))
+			if (!strcmp(c->name, name))
 				c->n++;
+}
+
+/* The body of the frame in hand, streamed to fw after h. */
+static int copy_frame(struct frame_reader *fr, const struct headers *h,
+		      struct frame_writer *fw)
+{
+	const char *p;
+	size_t n;
+	int r;
+
+	if (frame_writer_begin(fw, h, frame_reader_body_length(fr)) < 0)
+		tool_writer_failed(fw);
+	while ((r = frame_reader_chunk(fr, &p, &n)) > 0)
+		if (frame_writer_body(fw, p, n) < 0)
+			tool_writer_failed(fw);
+	if (r == 0 && frame_writer_end(fw) < 0)
+		tool_writer_failed(fw);
+	return r;
+}
+
+/*
+ * An expired message is never processed (DESIGN.md section 2): 1 when
+ * the message in hand was one and has been dealt with here, 0 when the
+ * tool is to process it, -1 on a reader fault.
+ */
+static int divert_expired(struct tool *t, struct frame_reader *fr, struct headers *h)
+{
+	int expired = message_expired(h);
+	struct buf why = BUF_INIT;
+
+	if (expired == 0)
+		return 0;
+	count(t, "in");
+	if (expired < 0) {
+		struct buf body = BUF_INIT;
+		int r = frame_reader_body(fr, &body);
+		if (r == 0)
+			tool_invalid(t, h, body.ptr, body.len, "invalid Expires '%s'",
+				     headers_get(h, "Expires"));
+		buf_release(&body);
+		return r < 0 ? -1 : 1;
+	}
+	count(t, "expired");
+	if (!t->dead_letter) {
+		const char *id = headers_get(h, "Message-Id");
+		warnx_msg("message expired; message %s dropped", id ? id : "(without Message-Id)");
+		return frame_reader_skip(fr) < 0 ? -1 : 1;
+	}
+	buf_addf(&why, "%s: message expired", progname);
+	headers_set(h, "Error", why.ptr);
+	buf_release(&why);
+	return copy_frame(fr, h, t->dead_letter) < 0 ? -1 : 1;
 }
 
 /*
@@ -291,7 +348,7 @@ static void divert_file(struct tool *t, int fd, const char *reason)
 	}
 	if (frame_writer_end(t->invalid) < 0)
 		tool_writer_failed(t->invalid);
-	count_invalid(t);
+	count(t, "invalid");
 	headers_release(&h);
 	buf_release(&err);
 }
@@ -309,9 +366,11 @@ static int each_frame_of(struct tool *t, int fd, const char *name,
 	frame_reader_init(&fr, fd, name);
 	t->current = &fr;
 	while (!(stopped = io_stop_requested && !spooled) &&
-	       (r = frame_reader_next(&fr, h)) > 0)
-		if (fn(t, &fr, h) < 0)
+	       (r = frame_reader_next(&fr, h)) > 0) {
+		int done = (t->common & TOOL_EXPIRES) ? divert_expired(t, &fr, h) : 0;
+		if (done < 0 || (!done && fn(t, &fr, h) < 0))
 			tool_reader_failed(&fr);
+	}
 	if (r < 0 && spooled && t->invalid &&
 	    frame_reader_exit_code(&fr) == EX_DATAERR) {
 		divert_file(t, fd, frame_reader_error(&fr));
@@ -476,7 +535,7 @@ int tool_invalid(struct tool *t, struct headers *h, const void *body,
 	va_start(ap, fmt);
 	buf_vaddf(&reason, fmt, ap);
 	va_end(ap);
-	count_invalid(t);
+	count(t, "invalid");
 	/* Name the message by its place in the input, when it came from one. */
 	if (t->current) {
 		buf_addf(&where, "%s: message %llu", t->current->name,
@@ -511,6 +570,8 @@ static void close_output(struct frame_writer *fw)
 
 void tool_finish(struct tool *t)
 {
+	close_output(t->dead_letter);
+	t->dead_letter = NULL;
 	close_output(t->invalid);
 	t->invalid = NULL;
 	close_output(t->out);

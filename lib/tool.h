@@ -26,6 +26,9 @@ enum {
 	TOOL_OPT_NS = 1 << 3,
 	TOOL_OPT_STATS = 1 << 4,
 	TOOL_OPT_ONCE = 1 << 5,
+	/* Not an option: tool_each_frame keeps expired messages from the
+	 * tool (DESIGN.md section 2), diverting them to --dead-letter. */
+	TOOL_EXPIRES = 1 << 6,
 };
 
 struct tool_counter {
@@ -54,6 +57,7 @@ struct tool {
 	int once;
 	struct frame_writer *out;
 	struct frame_writer *invalid;
+	struct frame_writer *dead_letter;	/* with TOOL_EXPIRES */
 
 	struct tool_counter *counters;	/* NULL-name-terminated, for --stats */
 	struct frame_reader *current;	/* the input being read, for messages */
@@ -66,7 +70,8 @@ int tool_parse(struct tool *t, int argc, char **argv);
 _Noreturn void tool_usage_error(struct tool *t, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
-/* Open the main output (stdout or --output) and --invalid, in that order. */
+/* Open the main output (stdout or --output), --invalid and, for a tool
+ * with TOOL_EXPIRES, --dead-letter, in that order. */
 void tool_open_outputs(struct tool *t);
 /* Open a further output channel, dying with exit 73 if it cannot be. */
 struct frame_writer *tool_open_output(const char *addr);
@@ -75,6 +80,10 @@ struct frame_writer *tool_open_output(const char *addr);
  * Call fn once per frame of every input operand (default "-"), in order.
  * fn reads (or skips) the body through the reader and returns 0, or -1
  * after a reader fault, which ends the tool with the reader's diagnostic.
+ * With TOOL_EXPIRES, an expired message never reaches fn: it goes to
+ * --dead-letter with "Error: PROGNAME: message expired", or is dropped
+ * with a warning, and is counted as "in" and "expired"; one with an
+ * Expires that is not a time is invalid.
  */
 typedef int (*tool_frame_fn)(struct tool *t, struct frame_reader *fr,
 			     struct headers *h);

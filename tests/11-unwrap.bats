@@ -72,7 +72,7 @@ listing() {
 	{ frame a; frame b; } >in.msg
 	run -0 --separate-stderr msg-unwrap --stats in.msg
 	[ "$output" = ab ]
-	[ "$stderr" = "msg-unwrap: stats: in 2, out 2, invalid 0" ]
+	[ "$stderr" = "msg-unwrap: stats: in 2, out 2, invalid 0, expired 0" ]
 }
 
 # ---- -d: bodies to files ----
@@ -281,7 +281,7 @@ Content-Length: 1" ]
 	[ -z "$output" ]
 	[ "${stderr_lines[0]}" = "msg-unwrap: unknown option '--bogus'" ]
 	[ "${stderr_lines[1]}" = "usage: msg-unwrap [-s separator] [--output channel] [input ...]" ]
-	[ "${#stderr_lines[@]}" = 4 ]
+	[ "${#stderr_lines[@]}" = 5 ]
 }
 
 # ---- -H and -e ----

@@ -143,7 +143,7 @@ orders_with_error() {
 		run -0 --separate-stderr msg-split --output out.msg $mode --empty drop --stats -x //item in.msg
 		[ "$(count out.msg)" = 4 ]
 		[ "$(hcol out.msg Correlation-Id | sort -u)" = "$(hv in.msg 2 Message-Id)" ]
-		[ "$stderr" = 'msg-split: stats: in 2, out 4, invalid 0, empty 1' ]
+		[ "$stderr" = 'msg-split: stats: in 2, out 4, invalid 0, empty 1, expired 0' ]
 	done
 	printf '{"a": []}' | msg-split -r -j /a --empty drop >out.msg
 	[ ! -s out.msg ]
@@ -426,5 +426,5 @@ orders_with_error() {
 @test "errors: --stats counts parents, children, invalid and empty ones" {
 	{ msg-wrap "$SPLIT/orders.xml"; frame '<a' 'Message-Id: B'; msg-wrap "$SPLIT/nested.xml"; } >in.msg
 	run -0 --separate-stderr msg-split --stats --invalid inv.msg -x //item in.msg
-	[ "$stderr" = 'msg-split: stats: in 3, out 5, invalid 1, empty 1' ]
+	[ "$stderr" = 'msg-split: stats: in 3, out 5, invalid 1, empty 1, expired 0' ]
 }

@@ -283,3 +283,31 @@ v
 	run -0 --separate-stderr msg-split -x '/json/header' -H 'X=count(header) + count(json)' </dev/null
 	[ -z "$stderr" ]
 }
+
+@test "expr: a call with the wrong number of arguments is refused at start-up" {
+	run -64 --separate-stderr msg-route -f "header('a', 'b')" </dev/null
+	[ "$stderr" = "msg-route: header() takes one argument, not 2, in expression 'header('a', 'b')'" ]
+	run -64 --separate-stderr msg-route -f "json() = 1" </dev/null
+	[ "$stderr" = "msg-route: json() takes one argument, not 0, in expression 'json() = 1'" ]
+	run -64 --separate-stderr msg-split -x /a -H "X=concat('a')" </dev/null
+	[ "$stderr" = "msg-split: concat() takes at least 2 arguments, not 1, in expression 'concat('a')'" ]
+	run -64 --separate-stderr msg-split -x /a -H "X=substring('abc')" </dev/null
+	[ "$stderr" = "msg-split: substring() takes 2 or 3 arguments, not 1, in expression 'substring('abc')'" ]
+	run -64 --separate-stderr msg-translate --set "X=true(1)" </dev/null
+	[ "$stderr" = "msg-translate: true() takes no arguments, not 1, in expression 'true(1)'" ]
+	# Commas inside literals, predicates and nested calls are not counted.
+	printf '<a><b>x,y</b></a>' | msg-wrap >in.msg
+	run -0 msg-route -f "count(/a[contains(b, 'x,y')]) = 1 and concat('a', substring('bc', 1, 1), ',') = 'ab,'" in.msg
+	[ "$(msg-unwrap <<<"$output")" = '<a><b>x,y</b></a>' ]
+}
+
+@test "expr: a variable is refused at start-up: none is ever bound" {
+	run -64 --separate-stderr msg-route -f 'json("/a") = $limit' </dev/null
+	[ "$stderr" = "msg-route: undefined variable '\$limit' in expression 'json(\"/a\") = \$limit'" ]
+	run -64 --separate-stderr msg-split -x '/a[@n = $p:n]' </dev/null
+	[ "$stderr" = "msg-split: undefined variable '\$p:n' in expression '/a[@n = \$p:n]'" ]
+	# A dollar sign in a literal is text.
+	printf '<a>$5</a>' | msg-wrap >in.msg
+	run -0 msg-route -f "/a = '\$5'" in.msg
+	[ -n "$output" ]
+}

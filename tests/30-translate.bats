@@ -327,6 +327,6 @@ setup() {
 	printf 'not xml' >t.txt
 	msg-wrap order.xml t.txt order.xml >in.msg
 	run -0 --separate-stderr msg-translate -x invoice.xsl --invalid bad.msg --stats in.msg
-	[ "${stderr_lines[-1]}" = 'msg-translate: stats: in 3, out 2, invalid 1' ]
+	[ "${stderr_lines[-1]}" = 'msg-translate: stats: in 3, out 2, invalid 1, expired 0' ]
 }
 

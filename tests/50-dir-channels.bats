@@ -271,7 +271,7 @@ msg-unwrap: 'dir:s/cur/000001z.msg' set aside as 'dir:s/bad/000001z.msg'" ]
 	printf 'Subject: x\nno blank line' >s/new/000001z.msg
 	run -0 --separate-stderr msg-unwrap --once -s ' ' --invalid bad.msg --stats dir:s
 	[ "$output" = "m000001 m000002" ]
-	[ "$stderr" = "msg-unwrap: stats: in 2, out 2, invalid 1" ]
+	[ "$stderr" = "msg-unwrap: stats: in 2, out 2, invalid 1, expired 0" ]
 	run -0 msg-unwrap -H bad.msg
 	[[ "$output" == *"Content-Type: application/octet-stream"* ]]
 	[[ "$output" == *"Error: msg-unwrap: dir:s/cur/000001z.msg: "* ]]
