@@ -149,8 +149,9 @@ static struct expr *compile_or_die(const char *text)
 	return e;
 }
 
-/* Channels are opened at start-up, in the order they are named. */
-static void set_up(struct tool *t)
+/* Every rule and expression, compiled before any channel is opened: a
+ * usage error creates no file and opens no FIFO. */
+static void compile_all(struct tool *t)
 {
 	struct buf err = BUF_INIT;
 	int cause;
@@ -158,26 +159,44 @@ static void set_up(struct tool *t)
 	env = expr_env_new(t->ns, t->nns, &err);
 	if (!env)
 		die(EX_USAGE, "%s", err.ptr);
-	fanout_init(&out);
-	fanout_borrow(&out, t->output_addr, t->out);
 	rule_table_init(&table);
 	switch (opt.mode) {
 	case MODE_RULES:
 		if (opt.rules_file &&
-		    rule_table_load(&table, opt.rules_file, env, &out, &err, &cause) < 0)
-			die(cause == RULES_NO_FILE ? EX_NOINPUT :
-			    cause == RULES_NO_CHANNEL ? EX_CANTCREAT : EX_USAGE, "%s", err.ptr);
+		    rule_table_load(&table, opt.rules_file, env, &err, &cause) < 0)
+			die(cause == RULES_NO_FILE ? EX_NOINPUT : EX_USAGE, "%s", err.ptr);
 		for (size_t i = 0; i < opt.nwhen; i++)
-			if (rule_table_add(&table, env, &out, opt.when[i], opt.to[i], &err) < 0)
-				die(!strncmp(err.ptr, "cannot open", 11) ||
-				    !strncmp(err.ptr, "cannot use", 10) ? EX_CANTCREAT : EX_USAGE,
-				    "%s", err.ptr);
+			if (rule_table_add(&table, env, opt.when[i], opt.to[i], &err) < 0)
+				die(EX_USAGE, "%s", err.ptr);
 		break;
 	case MODE_FILTER:
 		single = compile_or_die(opt.filter);
 		break;
 	case MODE_PARTITION:
 		single = compile_or_die(opt.partition);
+		break;
+	case MODE_HEADER:
+		break;
+	}
+	buf_release(&err);
+}
+
+/* The channels, opened in the order they are named (a FIFO's open waits
+ * for its reader, so the order is the user's to choose). */
+static void open_channels(struct tool *t)
+{
+	struct buf err = BUF_INIT;
+
+	fanout_init(&out);
+	fanout_borrow(&out, t->output_addr, t->out);
+	switch (opt.mode) {
+	case MODE_RULES:
+		if (rule_table_open(&table, &out, &err) < 0)
+			die(EX_CANTCREAT, "%s", err.ptr);
+		break;
+	case MODE_FILTER:
+		break;
+	case MODE_PARTITION:
 		for (size_t i = 0; i < opt.nto; i++)
 			open_or_die(opt.to[i]);
 		break;
@@ -208,7 +227,9 @@ static void reload(void)
 
 	reload_requested = 0;
 	rule_table_init(&fresh);
-	if (rule_table_load(&fresh, opt.rules_file, env, &out, &err, &cause) < 0) {
+	/* Compiled whole first: a bad file opens none of its channels. */
+	if (rule_table_load(&fresh, opt.rules_file, env, &err, &cause) < 0 ||
+	    rule_table_open(&fresh, &out, &err) < 0) {
 		warnx_msg("%s; keeping the rules in force", err.ptr);
 		rule_table_release(&fresh);
 	} else {
@@ -456,8 +477,9 @@ int main(int argc, char **argv)
 	/* Several outputs: a reader that goes away is an error on its
 	 * channel, reported by address, not a silent death. */
 	signal(SIGPIPE, SIG_IGN);
+	compile_all(&t);
 	tool_open_outputs(&t);
-	set_up(&t);
+	open_channels(&t);
 	if (opt.rules_file) {
 		struct sigaction sa = { .sa_handler = on_hup };
 		sigaction(SIGHUP, &sa, NULL);

@@ -1,6 +1,8 @@
 /* rules: the ordered routing table and its file format. */
 #include "rules.h"
 
+#include "channel.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,23 +16,24 @@ void rule_table_init(struct rule_table *t)
 
 void rule_table_release(struct rule_table *t)
 {
-	for (size_t i = 0; i < t->n; i++)
+	for (size_t i = 0; i < t->n; i++) {
 		expr_free(t->v[i].expr);
+		free(t->v[i].addr);
+	}
 	free(t->v);
+	free(t->otherwise_addr);
 	rule_table_init(t);
 }
 
-int rule_table_add(struct rule_table *t, struct expr_env *env,
-		   struct fanout *f, const char *expr, const char *channel,
-		   struct buf *err)
+static int add_rule(struct rule_table *t, struct expr_env *env, const char *expr,
+		    const char *channel, unsigned long line, struct buf *err)
 {
 	struct expr *e = expr_compile(env, expr, err);
-	long ch;
+	struct channel_addr a;
 
 	if (!e)
 		return -1;
-	ch = fanout_open(f, channel, err);
-	if (ch < 0) {
+	if (channel_parse(channel, &a, err) < 0) {
 		expr_free(e);
 		return -1;
 	}
@@ -38,10 +41,47 @@ int rule_table_add(struct rule_table *t, struct expr_env *env,
 		t->alloc = t->alloc ? 2 * t->alloc : 8;
 		t->v = xrealloc(t->v, t->alloc * sizeof(*t->v));
 	}
-	t->v[t->n].expr = e;
-	t->v[t->n].channel = (size_t)ch;
-	t->v[t->n].matched = 0;
+	t->v[t->n] = (struct rule){ .expr = e, .addr = xstrdup(channel), .line = line };
 	t->n++;
+	return 0;
+}
+
+int rule_table_add(struct rule_table *t, struct expr_env *env,
+		   const char *expr, const char *channel, struct buf *err)
+{
+	return add_rule(t, env, expr, channel, 0, err);
+}
+
+/* One channel of the table, opened: its fanout index, or -1 with err. */
+static long open_channel(const struct rule_table *t, struct fanout *f,
+			 const char *addr, unsigned long line, struct buf *err)
+{
+	struct buf why = BUF_INIT;
+	long ch = fanout_open(f, addr, &why);
+
+	if (ch < 0) {
+		if (line)
+			buf_addf(err, "%s:%lu: ", t->file, line);
+		buf_addstr(err, why.ptr);
+	}
+	buf_release(&why);
+	return ch;
+}
+
+int rule_table_open(struct rule_table *t, struct fanout *f, struct buf *err)
+{
+	long ch;
+
+	for (size_t i = 0; i < t->n; i++) {
+		if ((ch = open_channel(t, f, t->v[i].addr, t->v[i].line, err)) < 0)
+			return -1;
+		t->v[i].channel = (size_t)ch;
+	}
+	if (t->otherwise_addr) {
+		if ((ch = open_channel(t, f, t->otherwise_addr, t->otherwise_line, err)) < 0)
+			return -1;
+		t->otherwise = ch;
+	}
 	return 0;
 }
 
@@ -59,10 +99,11 @@ static char *trim(char *s)
 }
 
 /* One line of a rules file; the arrow is the last "->" on the line. */
-static int load_line(struct rule_table *t, char *line, struct expr_env *env,
-		     struct fanout *f, struct buf *why)
+static int load_line(struct rule_table *t, char *line, unsigned long lineno,
+		     struct expr_env *env, struct buf *why)
 {
 	char *arrow = NULL, *expr, *channel;
+	struct channel_addr a;
 
 	for (char *p = strstr(line, "->"); p; p = strstr(p + 1, "->"))
 		arrow = p;
@@ -79,23 +120,21 @@ static int load_line(struct rule_table *t, char *line, struct expr_env *env,
 		return -1;
 	}
 	if (!strcmp(expr, "otherwise")) {
-		long ch;
-		if (t->otherwise >= 0) {
+		if (t->otherwise_addr) {
 			buf_addstr(why, "a second 'otherwise'");
 			return -1;
 		}
-		ch = fanout_open(f, channel, why);
-		if (ch < 0)
+		if (channel_parse(channel, &a, why) < 0)
 			return -1;
-		t->otherwise = ch;
+		t->otherwise_addr = xstrdup(channel);
+		t->otherwise_line = lineno;
 		return 0;
 	}
-	return rule_table_add(t, env, f, expr, channel, why);
+	return add_rule(t, env, expr, channel, lineno, why);
 }
 
 int rule_table_load(struct rule_table *t, const char *path,
-		    struct expr_env *env, struct fanout *f, struct buf *err,
-		    int *cause)
+		    struct expr_env *env, struct buf *err, int *cause)
 {
 	FILE *fp = fopen(path, "r");
 	char *line = NULL;
@@ -105,6 +144,7 @@ int rule_table_load(struct rule_table *t, const char *path,
 	int r = 0;
 
 	*cause = RULES_BAD_RULE;
+	t->file = path;
 	if (!fp) {
 		buf_addf(err, "cannot open '%s': %s", path, strerror(errno));
 		*cause = RULES_NO_FILE;
@@ -116,12 +156,8 @@ int rule_table_load(struct rule_table *t, const char *path,
 		if (!*s || *s == '#')
 			continue;
 		buf_reset(&why);
-		if (load_line(t, s, env, f, &why) < 0) {
+		if (load_line(t, s, lineno, env, &why) < 0) {
 			buf_addf(err, "%s:%lu: %s", path, lineno, why.ptr);
-			/* fanout_open's reasons start so; a rule's never do. */
-			if (!strncmp(why.ptr, "cannot open", 11) ||
-			    !strncmp(why.ptr, "cannot use", 10))
-				*cause = RULES_NO_CHANNEL;
 			r = -1;
 		}
 	}
@@ -130,7 +166,7 @@ int rule_table_load(struct rule_table *t, const char *path,
 		*cause = RULES_NO_FILE;
 		r = -1;
 	}
-	if (r == 0 && t->n == 0 && t->otherwise < 0) {
+	if (r == 0 && t->n == 0 && !t->otherwise_addr) {
 		buf_addf(err, "%s: no rules", path);
 		r = -1;
 	}

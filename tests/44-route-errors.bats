@@ -52,6 +52,27 @@ usage_error() {
 	[ ! -e a.out ]
 }
 
+# made: the files in the test's directory but bats' own.
+made() {
+	ls | grep -v '^separate-stderr-' || true
+}
+
+@test "errors: a bad rule after good ones creates none of the channels, nor the outputs" {
+	run -64 --separate-stderr msg-route -w 'true()' -t a.out -w 'false()' -t dir:b \
+		-w 'nope(1)' -t c.out -o rest.out --output main.out --invalid bad.out \
+		--dead-letter dead.out </dev/null
+	[ "$stderr" = "msg-route: unknown function 'nope' in expression 'nope(1)'" ]
+	[ -z "$(made)" ]
+	printf '%s\n' "true() -> a.out" "otherwise -> dir:rest" "json('/a' -> c.out" >r.rules
+	run -64 --separate-stderr msg-route -R r.rules --dead-letter dead.out </dev/null
+	[[ $stderr == "msg-route: r.rules:3: invalid expression "* ]]
+	[ "$(made)" = r.rules ]
+	# A FIFO without a reader is not opened either: no wait for ever.
+	mkfifo f.fifo
+	run -64 --separate-stderr timeout 10 msg-route -w 'true()' -t f.fifo -w '$x' -t a.out </dev/null
+	[ "$stderr" = "msg-route: undefined variable '\$x' in expression '\$x'" ]
+}
+
 # ---- outputs ----
 
 @test "errors: an output that cannot be opened exits 73, named" {
