@@ -234,16 +234,25 @@ static int eval_item_headers(struct sink *k, xmlNodePtr context, struct buf *err
 	return 0;
 }
 
-static int add_item(struct sink *k, const char *p, size_t n, const char *type,
-		    const char *separator)
+/* An item into the child being made; with -g, after sep_len bytes of sep
+ * when it is not the child's first. */
+static int add_item_after(struct sink *k, const char *p, size_t n, const char *type,
+			  const char *sep, size_t sep_len)
 {
-	if (k->gcount && separator)
-		buf_addstr(&k->gbody, separator);
+	if (k->gcount)
+		buf_add(&k->gbody, sep, sep_len);
 	buf_add(&k->gbody, p, n);
 	k->gtype = type;
 	if (++k->gcount >= k->s->cfg.group)
 		return make_child(k);
 	return 0;
+}
+
+static int add_item(struct sink *k, const char *p, size_t n, const char *type,
+		    const char *separator)
+{
+	return add_item_after(k, p, n, type, separator ? separator : "",
+			      separator ? strlen(separator) : 0);
 }
 
 /* ---- XML nodes as standalone documents ---- */
@@ -488,6 +497,17 @@ static int text_item(struct sink *k, const char *p, size_t n, struct buf *err)
 	return add_item(k, p, n, "text/plain", "\n");
 }
 
+/* A piece between delimiters; with -g the pieces of a child are joined by
+ * the delimiter text that stood between them, so a child is a stretch of
+ * the body as it was (less its last delimiter, unless kept). */
+static int piece_item(struct sink *k, const char *p, size_t n, const char *sep,
+		      size_t sep_len, struct buf *err)
+{
+	if (text_context_headers(k, p, n, err) < 0)
+		return -1;
+	return add_item_after(k, p, n, "text/plain", sep, sep_len);
+}
+
 /* Pieces between matches of the delimiter (body held whole). */
 static int split_regex(struct splitter *s, struct sink *k, const char *body,
 		       size_t len, struct buf *err)
@@ -507,6 +527,7 @@ static int split_regex(struct splitter *s, struct sink *k, const char *body,
 	}
 	k->total = (k->total + s->cfg.group - 1) / s->cfg.group;
 	at = 0;
+	size_t sep_at = 0, sep_len = 0;	/* the delimiter before this piece */
 	while (at < len) {
 		regmatch_t m = { .rm_so = (regoff_t)at, .rm_eo = (regoff_t)len };
 		size_t end, next;
@@ -517,8 +538,11 @@ static int split_regex(struct splitter *s, struct sink *k, const char *body,
 		} else {
 			end = next = len;
 		}
-		if (text_item(k, body + at, end - at, err) < 0)
+		if (piece_item(k, body + at, end - at, body + sep_at, sep_len, err) < 0)
 			return -1;
+		/* A kept delimiter is in the piece already. */
+		sep_at = end;
+		sep_len = next - end;
 		at = next;
 	}
 	return 0;

@@ -176,9 +176,17 @@ pieces() {
 	[ "$(pieces out.msg)" = '"a\n\nb"' ]
 }
 
-@test "split text: -g joins -d pieces with LF" {
+@test "split text: -g joins -d pieces with the delimiters between them" {
 	printf 'a1b22c333' | msg-split -r -d '[0-9]+' -g 2 >out.msg
-	[ "$(pieces out.msg)" = '"a\nb"
+	[ "$(pieces out.msg)" = '"a1b"
 "c"' ]
 	[ "$(hcol out.msg Sequence-Size | tr '\n' ' ')" = '2 2 ' ]
+	# Each child is a stretch of the body; kept delimiters are not doubled.
+	printf 'a1b22c333d4444e' | msg-split -r -d '[0-9]+' -g 2 --keep-delimiter >out.msg
+	[ "$(pieces out.msg)" = '"a1b22"
+"c333d4444"
+"e"' ]
+	printf 'a; b;;c ;d;e' | msg-split -r -d ' *; *' -g 3 >out.msg
+	[ "$(pieces out.msg)" = '"a; b;"
+"c ;d;e"' ]
 }
