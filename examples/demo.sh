@@ -55,6 +55,10 @@ step "Guaranteed Delivery with dir: channels, as cron would run it: drain a spoo
 show "msg-split -r -j /orders data/orders.json --output dir:spool/in && ls spool/in/new | wc -l"
 show "msg-route --once -f 'json(\"/total\") > 10' dir:spool/in --output dir:spool/big && echo \"left in spool/in: \$(find spool/in -type f | wc -l)\" && msg-unwrap --once -s '\\n' dir:spool/big"
 
+step "file-transfer inbox: another application drops files (tmp/, then rename into new/); a cron job takes each into the flow and deletes it only once its message is safe"
+show "mkdir -p drop/tmp drop/new && for f in orders-north.xml orders-south.xml; do cp data/\$f drop/tmp/ && mv drop/tmp/\$f drop/new/; done"
+show "msg-wrap --once dir:drop --output dir:spool/orders && echo \"left in drop: \$(find drop -type f | wc -l)\" && msg-split --once -x /orders/order dir:spool/orders | msg-unwrap -H | grep -c '^File-Name: orders-'"
+
 step "Message Translator: an XSLT reshapes each order into an invoice and promotes a field to a header"
 cat > invoice.xsl <<'XSL'
 <xsl:stylesheet version="1.0" xmlns:xsl="http://www.w3.org/1999/XSL/Transform"
