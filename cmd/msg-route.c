@@ -10,7 +10,7 @@
 #include "expr.h"
 #include "fanout.h"
 #include "message.h"
-#include "rules.h"
+#include "router.h"
 #include "tool.h"
 
 static const char usage[] =
@@ -22,24 +22,13 @@ static const char usage[] =
 	"       common: [--on-error stop|skip-channel] [--ns prefix=uri] [--output channel]\n"
 	"               [--invalid channel] [--dead-letter channel] [--stats]";
 
-enum mode { MODE_RULES, MODE_FILTER, MODE_PARTITION, MODE_HEADER };
-
-/* As given on the command line; opened and compiled in main(). */
-static struct {
-	enum mode mode;
-	int all;
-	const char **when, **to;
-	size_t nwhen, nto;
-	const char *otherwise, *filter, *rules_file, *partition, *to_header;
-	const char **allow;
-	size_t nallow;
-	int skip_channel;
-} opt;
+/* As given on the command line. */
+static struct router_options opt;
+static int skip_channel;		/* --on-error skip-channel */
 
 static struct expr_env *env;
 static struct fanout out;
-static struct rule_table table;
-static struct expr *single;		/* --filter or --partition */
+static struct router router;
 static struct tool_counter counters[] = {
 	{ "in", 0 }, { "routed", 0 }, { "otherwise", 0 }, { "dropped", 0 },
 	{ "invalid", 0 }, { "expired", 0 }, { "undeliverable", 0 }, { NULL, 0 },
@@ -85,47 +74,14 @@ static int option(struct tool *t, int c, const char *arg)
 	case OPT_ALLOW: push(&opt.allow, &opt.nallow, arg); return 0;
 	case OPT_ON_ERROR:
 		if (!strcmp(arg, "stop"))
-			opt.skip_channel = 0;
+			skip_channel = 0;
 		else if (!strcmp(arg, "skip-channel"))
-			opt.skip_channel = 1;
+			skip_channel = 1;
 		else
 			tool_usage_error(t, "--on-error takes stop or skip-channel, not '%s'", arg);
 		return 0;
 	}
 	return -1;
-}
-
-/* Which of the four ways of routing the options ask for; usage errors. */
-static void choose_mode(struct tool *t)
-{
-	int ways = (opt.nwhen || opt.rules_file) + !!opt.filter + !!opt.partition +
-		   !!opt.to_header;
-
-	if (ways != 1)
-		tool_usage_error(t, "give one of -w/-t rules, -R, -f, -p or --to-header");
-	if (opt.nwhen && opt.rules_file)
-		tool_usage_error(t, "-R cannot be combined with -w");
-	if (opt.filter) {
-		if (opt.nto || opt.otherwise || opt.all)
-			tool_usage_error(t, "-f takes no -t, -o or -a");
-		opt.mode = MODE_FILTER;
-	} else if (opt.partition) {
-		if (!opt.nto || opt.otherwise || opt.all)
-			tool_usage_error(t, "-p needs -t channels and takes no -o or -a");
-		opt.mode = MODE_PARTITION;
-	} else if (opt.to_header) {
-		if (!opt.nallow || opt.nto)
-			tool_usage_error(t, "--to-header needs --allow channels and takes no -t");
-		opt.mode = MODE_HEADER;
-	} else {
-		if (opt.nwhen != opt.nto && !opt.rules_file)
-			tool_usage_error(t, "each -w needs its -t (%zu -w, %zu -t)", opt.nwhen, opt.nto);
-		if (opt.rules_file && opt.nto)
-			tool_usage_error(t, "-R takes no -t");
-		opt.mode = MODE_RULES;
-	}
-	if (opt.nallow && opt.mode != MODE_HEADER)
-		tool_usage_error(t, "--allow needs --to-header");
 }
 
 static long open_or_die(const char *addr)
@@ -139,16 +95,6 @@ static long open_or_die(const char *addr)
 	return i;
 }
 
-static struct expr *compile_or_die(const char *text)
-{
-	struct buf err = BUF_INIT;
-	struct expr *e = expr_compile(env, text, &err);
-
-	if (!e)
-		die(EX_USAGE, "%s", err.ptr);
-	return e;
-}
-
 /* Every rule and expression, compiled before any channel is opened: a
  * usage error creates no file and opens no FIFO. */
 static void compile_all(struct tool *t)
@@ -156,28 +102,13 @@ static void compile_all(struct tool *t)
 	struct buf err = BUF_INIT;
 	int cause;
 
+	if (router_check(&opt, &err) < 0)
+		tool_usage_error(t, "%s", err.ptr);
 	env = expr_env_new(t->ns, t->nns, &err);
 	if (!env)
 		die(EX_USAGE, "%s", err.ptr);
-	rule_table_init(&table);
-	switch (opt.mode) {
-	case MODE_RULES:
-		if (opt.rules_file &&
-		    rule_table_load(&table, opt.rules_file, env, &err, &cause) < 0)
-			die(cause == RULES_NO_FILE ? EX_NOINPUT : EX_USAGE, "%s", err.ptr);
-		for (size_t i = 0; i < opt.nwhen; i++)
-			if (rule_table_add(&table, env, opt.when[i], opt.to[i], &err) < 0)
-				die(EX_USAGE, "%s", err.ptr);
-		break;
-	case MODE_FILTER:
-		single = compile_or_die(opt.filter);
-		break;
-	case MODE_PARTITION:
-		single = compile_or_die(opt.partition);
-		break;
-	case MODE_HEADER:
-		break;
-	}
+	if (router_compile(&router, &opt, env, &err, &cause) < 0)
+		die(cause == RULES_NO_FILE ? EX_NOINPUT : EX_USAGE, "%s", err.ptr);
 	buf_release(&err);
 }
 
@@ -189,24 +120,8 @@ static void open_channels(struct tool *t)
 
 	fanout_init(&out);
 	fanout_borrow(&out, t->output_addr, t->out);
-	switch (opt.mode) {
-	case MODE_RULES:
-		if (rule_table_open(&table, &out, &err) < 0)
-			die(EX_CANTCREAT, "%s", err.ptr);
-		break;
-	case MODE_FILTER:
-		break;
-	case MODE_PARTITION:
-		for (size_t i = 0; i < opt.nto; i++)
-			open_or_die(opt.to[i]);
-		break;
-	case MODE_HEADER:
-		for (size_t i = 0; i < opt.nallow; i++)
-			open_or_die(opt.allow[i]);
-		break;
-	}
-	if (opt.otherwise)
-		table.otherwise = open_or_die(opt.otherwise);
+	if (router_open(&router, &out, &err) < 0)
+		die(EX_CANTCREAT, "%s", err.ptr);
 	if (t->dead_letter_addr)
 		dead_letter_channel = open_or_die(t->dead_letter_addr);
 	buf_release(&err);
@@ -221,101 +136,14 @@ static void on_hup(int sig)
 
 static void reload(void)
 {
-	struct rule_table fresh;
 	struct buf err = BUF_INIT;
-	int cause;
 
 	reload_requested = 0;
-	rule_table_init(&fresh);
-	/* Compiled whole first: a bad file opens none of its channels. */
-	if (rule_table_load(&fresh, opt.rules_file, env, &err, &cause) < 0 ||
-	    rule_table_open(&fresh, &out, &err) < 0) {
+	if (router_reload(&router, &out, &err) < 0)
 		warnx_msg("%s; keeping the rules in force", err.ptr);
-		rule_table_release(&fresh);
-	} else {
-		/* -o on the command line wins over the file, as at start-up. */
-		if (opt.otherwise)
-			fresh.otherwise = table.otherwise;
-		rule_table_release(&table);
-		table = fresh;
-		warnx_msg("'%s': %zu rules loaded", opt.rules_file, table.n);
-	}
+	else
+		warnx_msg("'%s': %zu rules loaded", opt.rules_file, router.table.n);
 	buf_release(&err);
-}
-
-/* FNV-1a: the same key goes to the same channel on every run and host. */
-static uint64_t key_hash(const char *s, size_t n)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-
-	for (size_t i = 0; i < n; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 0x100000001b3ull;
-	}
-	return h;
-}
-
-/* Decide the channels for the bound message: 0, 1 none matched, -1 error. */
-static int decide(struct fanout_set *dest, const struct headers *h, struct buf *err)
-{
-	struct buf v = BUF_INIT;
-	int hit, r = 1;
-
-	switch (opt.mode) {
-	case MODE_FILTER:
-		if (expr_eval_bool(single, env, &hit, err) < 0)
-			return -1;
-		if (hit)
-			fanout_set_add(dest, 0);
-		return hit ? 0 : 2;
-	case MODE_PARTITION:
-		if (expr_eval_string(single, env, &v, err) < 0)
-			return -1;
-		fanout_set_add(dest, (size_t)fanout_find(&out, opt.to[key_hash(v.ptr, v.len) % opt.nto]));
-		buf_release(&v);
-		return 0;
-	case MODE_HEADER: {
-		const char *list = headers_get(h, opt.to_header);
-		char *copy = xstrdup(list ? list : ""), *save = NULL;
-		r = 1;
-		for (char *tok = strtok_r(copy, ", \t", &save); tok; tok = strtok_r(NULL, ", \t", &save)) {
-			long i = -1;
-			for (size_t k = 0; k < opt.nallow; k++)
-				if (!strcmp(opt.allow[k], tok))
-					i = fanout_find(&out, tok);
-			if (i < 0) {
-				buf_addf(err, "recipient '%s' in %s is not allowed", tok, opt.to_header);
-				free(copy);
-				return -1;
-			}
-			fanout_set_add(dest, (size_t)i);
-			r = 0;
-		}
-		free(copy);
-		return r;
-	}
-	case MODE_RULES:
-		for (size_t i = 0; i < table.n; i++) {
-			if (expr_eval_bool(table.v[i].expr, env, &hit, err) < 0)
-				return -1;
-			if (!hit)
-				continue;
-			table.v[i].matched++;
-			fanout_set_add(dest, table.v[i].channel);
-			r = 0;
-			if (!opt.all)
-				break;
-		}
-		return r;
-	}
-	return -1;
-}
-
-static int needs_body(void)
-{
-	if (opt.mode == MODE_RULES)
-		return rule_table_needs_body(&table);
-	return single && (expr_needs(single) & EXPR_NEEDS_BODY);
 }
 
 static int frame_next(void *arg, const char **p, size_t *n)
@@ -356,7 +184,7 @@ static void handle_failures(const struct fanout_set *dest, struct headers *h,
 
 		if (!c->dead)
 			continue;
-		if (!opt.skip_channel)
+		if (!skip_channel)
 			die(EX_IOERR, "cannot write '%s': %s", c->addr, c->why.ptr);
 		if (!c->reported)
 			warnx_msg("cannot write '%s': %s; skipping it from now on",
@@ -375,7 +203,7 @@ static int route_frame(struct tool *t, struct frame_reader *fr, struct headers *
 {
 	static struct buf body = BUF_INIT, err = BUF_INIT, block = BUF_INIT;
 	static struct fanout_set dest;
-	int loaded = needs_body(), r, expired;
+	int loaded = router_needs_body(&router), r, expired;
 	size_t failed;
 
 	if (reload_requested)
@@ -408,28 +236,28 @@ static int route_frame(struct tool *t, struct frame_reader *fr, struct headers *
 		return 0;
 	}
 	expr_env_bind(env, h, loaded ? body.ptr : NULL, loaded ? body.len : 0);
-	r = decide(&dest, h, &err);
+	r = router_decide(&router, &out, h, &dest, &err);
 	if (r < 0) {
 		if (!loaded && frame_reader_body(fr, &body) < 0)
 			return -1;
 		return tool_invalid(t, h, body.ptr, body.len, "%s", err.ptr);
 	}
-	if (r == 2) {
+	if (r == ROUTE_DROPPED) {
 		counters[C_DROPPED].n++;
 		return loaded ? 0 : frame_reader_skip(fr);
 	}
-	if (r == 1) {
-		if (table.otherwise < 0) {
+	if (r == ROUTE_UNMATCHED) {
+		if (router.table.otherwise < 0) {
 			if (!loaded && frame_reader_body(fr, &body) < 0)
 				return -1;
 			return tool_invalid(t, h, body.ptr, body.len,
-					    opt.mode == MODE_HEADER ? "no recipients in %s"
-								    : "no rule matched%s",
-					    opt.mode == MODE_HEADER ? opt.to_header : "");
+					    opt.mode == ROUTER_HEADER ? "no recipients in %s"
+								      : "no rule matched%s",
+					    opt.mode == ROUTER_HEADER ? opt.to_header : "");
 		}
-		table.otherwise_count++;
+		router.table.otherwise_count++;
 		counters[C_OTHERWISE].n++;
-		fanout_set_add(&dest, (size_t)table.otherwise);
+		fanout_set_add(&dest, (size_t)router.table.otherwise);
 	} else {
 		counters[C_ROUTED].n++;
 	}
@@ -445,13 +273,15 @@ static int route_frame(struct tool *t, struct frame_reader *fr, struct headers *
 
 static void print_rule_stats(void)
 {
-	for (size_t i = 0; i < table.n; i++)
+	const struct rule_table *table = &router.table;
+
+	for (size_t i = 0; i < table->n; i++)
 		warnx_msg("stats: rule %zu '%s' -> '%s': %llu", i + 1,
-			  expr_text(table.v[i].expr), out.v[table.v[i].channel].addr,
-			  (unsigned long long)table.v[i].matched);
-	if (table.otherwise >= 0)
-		warnx_msg("stats: otherwise -> '%s': %llu", out.v[table.otherwise].addr,
-			  (unsigned long long)table.otherwise_count);
+			  expr_text(table->v[i].expr), out.v[table->v[i].channel].addr,
+			  (unsigned long long)table->v[i].matched);
+	if (table->otherwise >= 0)
+		warnx_msg("stats: otherwise -> '%s': %llu", out.v[table->otherwise].addr,
+			  (unsigned long long)table->otherwise_count);
 	for (size_t i = 0; i < out.n; i++)
 		if (out.v[i].sent || out.v[i].dead || i > 0)
 			warnx_msg("stats: channel '%s': %llu%s", out.v[i].addr,
@@ -473,7 +303,6 @@ int main(int argc, char **argv)
 
 	tool_init(&t, argc, argv);
 	first = tool_parse(&t, argc, argv);
-	choose_mode(&t);
 	/* Several outputs: a reader that goes away is an error on its
 	 * channel, reported by address, not a silent death. */
 	signal(SIGPIPE, SIG_IGN);
@@ -497,9 +326,8 @@ int main(int argc, char **argv)
 		exit(EX_IOERR);
 	}
 	tool_finish(&t);
-	rule_table_release(&table);
+	router_release(&router);
 	fanout_release(&out);
-	expr_free(single);
 	expr_env_free(env);
 	return 0;
 }
