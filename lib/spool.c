@@ -194,7 +194,8 @@ static void listing_clear(struct listing *l)
 /* Keep the oldest LISTING_MAX of the names gathered so far. */
 static void listing_trim(struct listing *l)
 {
-	qsort(l->names, l->n, sizeof(*l->names), by_name);
+	if (l->n > 1)	/* names is NULL while nothing was listed */
+		qsort(l->names, l->n, sizeof(*l->names), by_name);
 	while (l->n > LISTING_MAX)
 		free(l->names[--l->n]);
 }
