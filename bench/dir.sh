@@ -26,9 +26,7 @@ here=$(dirname "$0")
 
 bench_init "${1:-build}"
 N=${BENCH_DIR_MESSAGES:-10000}
-case $N in
-'' | *[!0-9]* | 0) bench_die "BENCH_DIR_MESSAGES must be a positive number" ;;
-esac
+bench_need_positive BENCH_DIR_MESSAGES "$N"
 READ_TARGET=10000	# messages per second out of a spool, fsyncs skipped
 wrap=$(bench_tool msg-wrap)
 unwrap=$(bench_tool msg-unwrap)

@@ -18,13 +18,7 @@ here=$(dirname "$0")
 . "$here/lib.sh"
 
 part=${2:-all}
-case $part in
-all | wrap | unwrap) ;;
-*)
-	echo "usage: sh bench/frames.sh [build-dir] [all | wrap | unwrap]" >&2
-	exit 64
-	;;
-esac
+bench_check_part frames.sh "$part" wrap unwrap
 bench_init "${1:-build}"
 wrap=$(bench_tool msg-wrap) || exit 1
 unwrap=$(bench_tool msg-unwrap) || exit 1
@@ -43,25 +37,6 @@ gen_lines() {
 		s = substr(s, 1, 91)
 		for (i = 1; i <= n; i++) printf "%08d %s\n", i, s
 	}'
-}
-
-gen_body() {
-	head -c "$1" /dev/urandom
-}
-
-# N frames, each wrapping the same 1 MiB file (one msg-wrap process).
-gen_frames() {
-	_n=$1 _body=$2
-	set --
-	while [ $# -lt "$_n" ]; do
-		set -- "$@" "$_body"
-	done
-	"$wrap" "$@"
-}
-
-size_of() {
-	_sz=$(wc -c <"$1") || bench_die "cannot read '$1'"
-	echo $((_sz))
 }
 
 # A broken tool must not pass for a fast one: round-trip the input once,
@@ -103,24 +78,18 @@ check_frames() {
 bench_wrap() {
 	bench_cache "lines-${LINES}x100.txt" gen_lines "$LINES"
 	in=$BENCH_FILE
-	bytes=$(size_of "$in")
+	bytes=$(bench_size "$in") || exit 1
 	check_lines "$in"
 	echo "frames: msg-wrap --lines, $LINES lines of 100 bytes + LF" \
 		"($(bench_mb "$bytes") MB)"
 	for sink in null pipe; do
-		case $sink in
-		null) to="> /dev/null" ;;
-		pipe) to="| cat > /dev/null" ;;
-		esac
-		bench_measure "$in" "$sink" cat
-		cat_us=$BENCH_US
-		bench_result "cat < lines $to" "$BENCH_US" "$BENCH_RSS" \
-			"$(bench_mb_per_sec "$bytes" "$BENCH_US") MB/s"
+		bench_cat_baseline "$in" "$sink" lines "$bytes"
 		bench_measure "$in" "$sink" "$wrap" -l
 		rate=$(bench_per_sec "$LINES" "$BENCH_US")
-		bench_result "msg-wrap -l < lines $to" "$BENCH_US" "$BENCH_RSS" \
-			"$rate msg/s"
-		echo "  msg-wrap -l takes $(bench_ratio "$BENCH_US" "$cat_us")x cat's time ($to)"
+		bench_result "msg-wrap -l < lines $BENCH_TO" "$BENCH_US" \
+			"$BENCH_RSS" "$rate msg/s"
+		echo "  msg-wrap -l takes $(bench_ratio "$BENCH_US" "$BENCH_CAT_US")x" \
+			"cat's time ($BENCH_TO)"
 		case $sink in
 		null) echo "  (into /dev/null: for reference, not judged)" ;;
 		pipe) bench_verdict "msg-wrap -l through a pipe" "$rate" ">=" \
@@ -130,28 +99,19 @@ bench_wrap() {
 }
 
 bench_unwrap() {
-	bench_cache "body-${BODY_SIZE}.bin" gen_body "$BODY_SIZE"
-	body=$BENCH_FILE
-	bench_cache "frames-${BODIES}x${BODY_SIZE}.msg" gen_frames "$BODIES" "$body"
+	bench_cache_frames "frames-${BODIES}x${BODY_SIZE}.msg" "$wrap" \
+		"$BODIES" "$BODY_SIZE"
 	in=$BENCH_FILE
-	bytes=$(size_of "$in")
+	bytes=$(bench_size "$in") || exit 1
 	check_frames "$in" $((BODIES * BODY_SIZE))
 	echo "frames: msg-unwrap, $BODIES frames with 1 MiB bodies" \
 		"($(bench_mb "$bytes") MB of frames)"
 	for sink in null pipe; do
-		case $sink in
-		null) to="> /dev/null" ;;
-		pipe) to="| cat > /dev/null" ;;
-		esac
-		bench_measure "$in" "$sink" cat
-		cat_us=$BENCH_US
-		bench_result "cat < frames $to" "$BENCH_US" "$BENCH_RSS" \
-			"$(bench_mb_per_sec "$bytes" "$BENCH_US") MB/s"
+		bench_cat_baseline "$in" "$sink" frames "$bytes"
 		bench_measure "$in" "$sink" "$unwrap"
-		bench_result "msg-unwrap < frames $to" "$BENCH_US" "$BENCH_RSS" \
-			"$(bench_mb_per_sec "$bytes" "$BENCH_US") MB/s"
+		bench_mb_result "msg-unwrap < frames $BENCH_TO" "$bytes"
 		# Same bytes in, so the throughput ratio is the inverse time ratio.
-		share=$(bench_ratio "$cat_us" "$BENCH_US")
+		share=$(bench_ratio "$BENCH_CAT_US" "$BENCH_US")
 		case $sink in
 		null) echo "  msg-unwrap runs at ${share}x cat's throughput" \
 			"(into /dev/null: for reference, not judged)" ;;

@@ -23,9 +23,7 @@ bench_die() {
 bench_init() {
 	BENCH_BUILD=${1:-build}
 	BENCH_RUNS=${BENCH_RUNS:-5}
-	case $BENCH_RUNS in
-	'' | *[!0-9]* | 0) bench_die "BENCH_RUNS must be a positive number" ;;
-	esac
+	bench_need_positive BENCH_RUNS "$BENCH_RUNS"
 	case $(date +%s%N) in
 	*[!0-9]*) bench_die "date(1) does not support %N; need GNU coreutils" ;;
 	esac
@@ -49,6 +47,41 @@ bench_init() {
 		"best of $BENCH_RUNS runs, less the best of as many empty runs"
 }
 
+# bench_check_part SCRIPT ASKED PART...: returns if ASKED (a script's
+# second argument) is "all" or one of the PARTs; else prints the usage of
+# bench/SCRIPT and exits 64.
+bench_check_part() {
+	_bcscript=$1 _bcasked=$2
+	shift 2
+	[ "$_bcasked" = all ] && return 0
+	_bcusage=all
+	for _bcpart; do
+		[ "$_bcasked" = "$_bcpart" ] && return 0
+		_bcusage="$_bcusage | $_bcpart"
+	done
+	echo "usage: sh bench/$_bcscript [build-dir] [$_bcusage]" >&2
+	exit 64
+}
+
+# bench_need_positive NAMES VALUE...: a broken run ("NAMES must be a
+# positive number", or "... positive numbers" for more than one VALUE)
+# unless every VALUE is a positive whole number.
+bench_need_positive() {
+	if [ $# -eq 2 ]; then
+		_bnwhat="$1 must be a positive number"
+	else
+		_bnwhat="$1 must be positive numbers"
+	fi
+	shift
+	for _bnvalue; do
+		case $_bnvalue in
+		'' | *[!0-9]*) bench_die "$_bnwhat" ;;	# not a number
+		*[!0]*) ;;				# a digit other than 0
+		*) bench_die "$_bnwhat" ;;		# 0, 00, ...
+		esac
+	done
+}
+
 # The path of a built tool, or a broken run.
 bench_tool() {
 	[ -x "$BENCH_BUILD/$1" ] ||
@@ -70,6 +103,94 @@ bench_cache() {
 		bench_die "cannot generate '$BENCH_FILE'"
 	}
 	mv "$BENCH_FILE.tmp.$$" "$BENCH_FILE" || bench_die "cannot rename '$BENCH_FILE'"
+}
+
+# The size of FILE in bytes. Called as $(bench_size F), its bench_die ends
+# only the subshell: callers add "|| exit 1".
+bench_size() {
+	_bsz=$(wc -c <"$1") || bench_die "cannot read '$1'"
+	echo $((_bsz))
+}
+
+# Generators for bench_cache: each writes its data to stdout.
+
+# bench_gen_frames WRAP COUNT BODY: COUNT frames, each wrapping the file
+# BODY, from one run of WRAP (msg-wrap).
+bench_gen_frames() {
+	_bgwrap=$1 _bgcount=$2 _bgbody=$3
+	set --
+	while [ $# -lt "$_bgcount" ]; do
+		set -- "$@" "$_bgbody"
+	done
+	"$_bgwrap" "$@"
+}
+
+# bench_gen_orders FORMAT COUNT LAYOUT: COUNT orders as FORMAT, "xml"
+# (<order ...><item .../>...</order>) or "json" ({"id": ..., "items":
+# [...]}), an order a line. LAYOUT "document" puts them in one document
+# (<orders>...</orders> or {"orders": [...]}), "lines" gives them bare.
+# Order I is the same in every call, so a smaller set is a prefix of a
+# larger one's orders, and its type is "rush" when I % 4 == 1: a quarter
+# of the orders, rounded up. One to five items per order, three on
+# average; about 200 bytes an order.
+bench_gen_orders() {
+	case $1 in
+	xml | json) ;;
+	*) echo "bench: unknown order format '$1'" >&2; return 1 ;;
+	esac
+	case $3 in
+	document) _bgdoc=1 ;;
+	lines) _bgdoc=0 ;;
+	*) echo "bench: unknown order layout '$3'" >&2; return 1 ;;
+	esac
+	awk -v fmt="$1" -v n="$2" -v doc="$_bgdoc" '
+	function item(i, j) {
+		sku = sprintf("SKU-%05d", (i * 31 + j * 17) % 100000)
+		qty = 1 + (i + j) % 9
+		price = sprintf("%d.%02d", 1 + (i * j) % 200, (i + 3 * j) % 100)
+	}
+	BEGIN {
+		split("standard rush bulk standard", types, " ")
+		indent = doc ? "  " : ""
+		if (doc && fmt == "xml") {
+			print "<?xml version=\"1.0\" encoding=\"UTF-8\"?>"
+			print "<orders>"
+		} else if (doc)
+			print "{\"orders\": ["
+		for (i = 1; i <= n; i++) {
+			type = types[i % 4 + 1]
+			cust = sprintf("C%06d", (i * 7919) % 100000)
+			k = 1 + (i * 7) % 5
+			if (fmt == "xml") {
+				printf "%s<order id=\"%d\" type=\"%s\" customer=\"%s\">", indent, i, type, cust
+				for (j = 1; j <= k; j++) {
+					item(i, j)
+					printf "<item sku=\"%s\" qty=\"%d\" price=\"%s\"/>", sku, qty, price
+				}
+				print "</order>"
+			} else {
+				printf "%s{\"id\": %d, \"type\": \"%s\", \"customer\": \"%s\", \"items\": [", indent, i, type, cust
+				for (j = 1; j <= k; j++) {
+					item(i, j)
+					printf "%s{\"sku\": \"%s\", \"qty\": %d, \"price\": %s}", (j > 1 ? ", " : ""), sku, qty, price
+				}
+				# In a document, a comma after every order but the last.
+				printf "]}%s\n", (doc && i < n ? "," : "")
+			}
+		}
+		if (doc)
+			print (fmt == "xml" ? "</orders>" : "]}")
+	}'
+}
+
+# bench_cache_frames NAME WRAP COUNT SIZE: sets BENCH_FILE to the cached
+# file NAME of COUNT frames made by WRAP (msg-wrap), each wrapping the
+# same SIZE random bytes (cached as body-SIZE.bin).
+bench_cache_frames() {
+	_bcfname=$1 _bcfwrap=$2 _bcfcount=$3
+	bench_cache "body-$4.bin" head -c "$4" /dev/urandom
+	bench_cache "$_bcfname" bench_gen_frames "$_bcfwrap" "$_bcfcount" \
+		"$BENCH_FILE"
 }
 
 # One run of CMD [ARG...] with stdin from INPUT and stdout to SINK:
@@ -134,6 +255,34 @@ bench_measure() {
 	bench_peak_rss "$@"
 }
 
+# bench_measure_runs RUNS INPUT SINK CMD [ARG...]: bench_measure, best of
+# RUNS runs instead of BENCH_RUNS (for slow peers, where more runs buy
+# little accuracy for a lot of time).
+bench_measure_runs() {
+	_bmruns=$BENCH_RUNS
+	BENCH_RUNS=$1
+	shift
+	bench_measure "$@"
+	BENCH_RUNS=$_bmruns
+}
+
+# bench_cat_baseline INPUT SINK NAME BYTES: measures cat < INPUT into SINK
+# and prints it as "cat < NAME" and the sink, with BYTES over its time in
+# MB/s. Sets BENCH_TO to the sink as the labels write it ("> /dev/null"
+# or "| cat > /dev/null"), BENCH_CAT_US to cat's time, and BENCH_US and
+# BENCH_RSS as bench_measure does.
+bench_cat_baseline() {
+	case $2 in
+	null) BENCH_TO="> /dev/null" ;;
+	pipe) BENCH_TO="| cat > /dev/null" ;;
+	*) bench_die "unknown sink '$2'" ;;
+	esac
+	bench_measure "$1" "$2" cat
+	# shellcheck disable=SC2034 # for the scripts
+	BENCH_CAT_US=$BENCH_US
+	bench_mb_result "cat < $3 $BENCH_TO" "$4"
+}
+
 # bench_peak_rss INPUT SINK CMD [ARG...]: sets BENCH_RSS (KiB, or empty).
 bench_peak_rss() {
 	BENCH_RSS=
@@ -147,6 +296,42 @@ bench_peak_rss() {
 	case $BENCH_RSS in
 	'' | *[!0-9]*) BENCH_RSS= ;;
 	esac
+}
+
+# bench_cpu_best RUNS INPUT SINK CMD [ARG...]: sets BENCH_CPU_MS to the
+# least user + system time of CMD, in milliseconds, over RUNS runs (empty
+# without time(1)). Unlike wall time it does not grow with the wait for a
+# processor, so on a busy machine it says what the work itself costs.
+# If BENCH_CPU_TIDY names a command (a function), it runs after each run,
+# outside the time taken, to remove what the run left.
+bench_cpu_best() {
+	BENCH_CPU_MS=
+	[ -n "$BENCH_TIME" ] || return 0
+	_bcruns=$1 _bcin=$2 _bcsink=$3
+	shift 3
+	_bci=0
+	while [ "$_bci" -lt "$_bcruns" ]; do
+		rm -f "$BENCH_TMP/cpu"
+		bench_run_once "$_bcin" "$_bcsink" "$BENCH_TIME" -f '%U %S' \
+			-o "$BENCH_TMP/cpu" "$@"
+		[ -z "${BENCH_CPU_TIDY:-}" ] || $BENCH_CPU_TIDY
+		_bcms=$(tail -n 1 "$BENCH_TMP/cpu" |
+			awk 'NF == 2 { printf "%.0f", ($1 + $2) * 1000 }')
+		if [ -n "$_bcms" ] &&
+			{ [ -z "$BENCH_CPU_MS" ] || [ "$_bcms" -lt "$BENCH_CPU_MS" ]; }; then
+			BENCH_CPU_MS=$_bcms
+		fi
+		_bci=$((_bci + 1))
+	done
+}
+
+# Prints the load average and the number of processors, where the system
+# tells them: on a shared machine they explain slow wall times.
+bench_load_note() {
+	_blload=$(cut -d ' ' -f 1-3 /proc/loadavg 2>/dev/null) || _blload=
+	[ -n "$_blload" ] && echo "  (load average $_blload;" \
+		"$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo '?') cpus)"
+	return 0
 }
 
 # Formatting: shell arithmetic is integer-only, awk does the fractions.
@@ -186,6 +371,13 @@ bench_rss_text() {
 bench_result() {
 	printf '  %-42s %9s ms  %-16s %s\n' "$1" "$(bench_ms "$2")" "$4" \
 		"$(bench_rss_text "$3")"
+}
+
+# bench_mb_result LABEL BYTES: bench_result for the last bench_measure,
+# with BYTES over its time in MB/s as the rate.
+bench_mb_result() {
+	bench_result "$1" "$BENCH_US" "$BENCH_RSS" \
+		"$(bench_mb_per_sec "$2" "$BENCH_US") MB/s"
 }
 
 # bench_verdict WHAT ACTUAL OP TARGET UNIT, OP being ">=" or "<=";

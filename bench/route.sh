@@ -36,13 +36,7 @@ here=$(dirname "$0")
 . "$here/lib.sh"
 
 part=${2:-all}
-case $part in
-all | header | json | xml) ;;
-*)
-	echo "usage: sh bench/route.sh [build-dir] [all | header | json | xml]" >&2
-	exit 64
-	;;
-esac
+bench_check_part route.sh "$part" header json xml
 bench_init "${1:-build}"
 route=$(bench_tool msg-route) || exit 1
 wrap=$(bench_tool msg-wrap) || exit 1
@@ -55,18 +49,14 @@ unset MSG_HISTORY MSG_INVALID MSG_DEAD_LETTER
 MESSAGES=${BENCH_MESSAGES:-1000000}
 RECORDS=${BENCH_RECORDS:-200000}
 PEER_RUNS=${BENCH_PEER_RUNS:-$((BENCH_RUNS < 3 ? BENCH_RUNS : 3))}
-for _v in "$MESSAGES" "$RECORDS" "$PEER_RUNS"; do
-	case $_v in
-	'' | *[!0-9]* | 0) bench_die "BENCH_MESSAGES, BENCH_RECORDS and" \
-		"BENCH_PEER_RUNS must be positive numbers" ;;
-	esac
-done
+bench_need_positive "BENCH_MESSAGES, BENCH_RECORDS and BENCH_PEER_RUNS" \
+	"$MESSAGES" "$RECORDS" "$PEER_RUNS"
 HEADER_TARGET=500000	# messages per second
 JQ_TARGET=5		# times jq's throughput
 XML_TARGET=100000	# messages per second
 
-# Message I is rush when I % 4 == 1 (types[2]), in every generator here:
-# a quarter of the messages, rounded up.
+# Message I is rush when I % 4 == 1 (types[2]), in gen_envelopes as in
+# bench_gen_orders: a quarter of the messages, rounded up.
 rush_count() {
 	echo $((($1 + 3) / 4))
 }
@@ -86,49 +76,10 @@ gen_header_msgs() {
 	gen_envelopes "$1" | "$wrap" -e -t text/plain
 }
 
-# N orders, one a line, as JSON objects or XML elements; the orders of
-# bench/split.sh, about 200 bytes each, with one to five items.
-gen_records() {
-	awk -v n="$1" -v fmt="$2" '
-	function item(i, j) {
-		sku = sprintf("SKU-%05d", (i * 31 + j * 17) % 100000)
-		qty = 1 + (i + j) % 9
-		price = sprintf("%d.%02d", 1 + (i * j) % 200, (i + 3 * j) % 100)
-	}
-	BEGIN {
-		split("standard rush bulk standard", types, " ")
-		for (i = 1; i <= n; i++) {
-			type = types[i % 4 + 1]
-			cust = sprintf("C%06d", (i * 7919) % 100000)
-			k = 1 + (i * 7) % 5
-			if (fmt == "xml") {
-				printf "<order id=\"%d\" type=\"%s\" customer=\"%s\">", i, type, cust
-				for (j = 1; j <= k; j++) {
-					item(i, j)
-					printf "<item sku=\"%s\" qty=\"%d\" price=\"%s\"/>", sku, qty, price
-				}
-				print "</order>"
-			} else {
-				printf "{\"id\": %d, \"type\": \"%s\", \"customer\": \"%s\", \"items\": [", i, type, cust
-				for (j = 1; j <= k; j++) {
-					item(i, j)
-					printf "%s{\"sku\": \"%s\", \"qty\": %d, \"price\": %s}", (j > 1 ? ", " : ""), sku, qty, price
-				}
-				print "]}"
-			}
-		}
-	}'
-}
-
 # One message a line of FILE, with Content-Type TYPE. From stdin, so the
 # messages carry no File-Name header.
 gen_line_msgs() {
 	"$wrap" -l -t "$2" <"$1"
-}
-
-size_of() {
-	_sz=$(wc -c <"$1") || bench_die "cannot read '$1'"
-	echo $((_sz))
 }
 
 # Frames in a stream and how many of them have Type: rush.
@@ -189,109 +140,74 @@ check_jq() {
 		bench_die "jq selected $((_got)) records, want $2"
 }
 
-# bench_measure with the peers' run count: jq takes seconds a run.
-measure_peer() {
-	_pruns=$BENCH_RUNS
-	BENCH_RUNS=$PEER_RUNS
-	bench_measure "$@"
-	BENCH_RUNS=$_pruns
-}
-
-# cpu_best RUNS INPUT SINK CMD [ARG...]: sets CPU_MS to the least user +
-# system time of CMD, in milliseconds, over RUNS runs (empty without
-# time(1)). Unlike wall time it does not grow with the wait for a
-# processor, so on a busy machine it says what the work itself costs.
-cpu_best() {
-	CPU_MS=
-	[ -n "$BENCH_TIME" ] || return 0
-	_cruns=$1 _cin=$2 _csink=$3
-	shift 3
-	_ci=0
-	while [ "$_ci" -lt "$_cruns" ]; do
-		rm -f "$BENCH_TMP/cpu"
-		bench_run_once "$_cin" "$_csink" "$BENCH_TIME" -f '%U %S' \
-			-o "$BENCH_TMP/cpu" "$@"
-		_cms=$(tail -n 1 "$BENCH_TMP/cpu" |
-			awk 'NF == 2 { printf "%.0f", ($1 + $2) * 1000 }')
-		if [ -n "$_cms" ] && { [ -z "$CPU_MS" ] || [ "$_cms" -lt "$CPU_MS" ]; }; then
-			CPU_MS=$_cms
-		fi
-		_ci=$((_ci + 1))
-	done
-}
-
-# cpu_note LABEL COUNT UNIT: prints CPU_MS, and COUNT per processor-second.
+# cpu_note LABEL COUNT UNIT: prints BENCH_CPU_MS (from bench_cpu_best),
+# and COUNT per processor-second.
 cpu_note() {
-	if [ -z "$CPU_MS" ]; then
+	if [ -z "$BENCH_CPU_MS" ]; then
 		echo "  (processor time of $1 not measured)"
-	elif [ "$CPU_MS" -gt 0 ]; then
-		echo "  (processor time, user + system, of $1: $CPU_MS ms," \
-			"$(bench_per_sec "$2" $((CPU_MS * 1000))) $3 per processor-second)"
+	elif [ "$BENCH_CPU_MS" -gt 0 ]; then
+		echo "  (processor time, user + system, of $1: $BENCH_CPU_MS ms," \
+			"$(bench_per_sec "$2" $((BENCH_CPU_MS * 1000))) $3 per processor-second)"
 	else
 		echo "  (processor time, user + system, of $1: under 10 ms)"
 	fi
 }
 
-load_note() {
-	_load=$(cut -d ' ' -f 1-3 /proc/loadavg 2>/dev/null) || _load=
-	[ -n "$_load" ] && echo "  (load average $_load;" \
-		"$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo '?') cpus)"
-	return 0
+# cache_records FORMAT EXT: the RECORDS orders as FORMAT (xml or json),
+# one a line in a file ending in .EXT (sets lines), and one a message of
+# type application/FORMAT (sets in).
+cache_records() {
+	bench_cache "route-records-$RECORDS.$2" bench_gen_orders "$1" "$RECORDS" lines
+	lines=$BENCH_FILE
+	bench_cache "route-records-$RECORDS.$1.msg" gen_line_msgs "$lines" \
+		"application/$1"
+	in=$BENCH_FILE
 }
 
 bench_header() {
 	bench_cache "route-header-$MESSAGES.msg" gen_header_msgs "$MESSAGES"
 	in=$BENCH_FILE
-	bytes=$(size_of "$in")
+	bytes=$(bench_size "$in") || exit 1
 	check_header "$in"
 	echo "route: by header, $MESSAGES messages, a quarter rush" \
 		"($(bench_mb "$bytes") MB)"
-	load_note
+	bench_load_note
 	expr='header("Type")="rush"'
 	for sink in null pipe; do
-		case $sink in
-		null) to="> /dev/null" ;;
-		pipe) to="| cat > /dev/null" ;;
-		esac
-		bench_measure "$in" "$sink" cat
-		cat_us=$BENCH_US
-		bench_result "cat < messages $to" "$BENCH_US" "$BENCH_RSS" \
-			"$(bench_mb_per_sec "$bytes" "$BENCH_US") MB/s"
+		bench_cat_baseline "$in" "$sink" messages "$bytes"
 		bench_measure "$in" "$sink" "$route" -w "$expr" -t /dev/null -o -
 		rate=$(bench_per_sec "$MESSAGES" "$BENCH_US")
-		bench_result "msg-route -w header() $to" "$BENCH_US" "$BENCH_RSS" \
-			"$rate msg/s"
-		echo "  msg-route takes $(bench_ratio "$BENCH_US" "$cat_us")x cat's time ($to)"
+		bench_result "msg-route -w header() $BENCH_TO" "$BENCH_US" \
+			"$BENCH_RSS" "$rate msg/s"
+		echo "  msg-route takes $(bench_ratio "$BENCH_US" "$BENCH_CAT_US")x" \
+			"cat's time ($BENCH_TO)"
 		case $sink in
 		null) echo "  (into /dev/null: for reference, not judged)" ;;
 		pipe) bench_verdict "msg-route by header through a pipe" "$rate" \
 			">=" "$HEADER_TARGET" " msg/s" ;;
 		esac
 	done
-	cpu_best "$BENCH_RUNS" "$in" pipe "$route" -w "$expr" -t /dev/null -o -
+	bench_cpu_best "$BENCH_RUNS" "$in" pipe "$route" -w "$expr" -t /dev/null -o -
 	cpu_note "msg-route" "$MESSAGES" msg
 }
 
 bench_json() {
 	command -v jq >/dev/null || bench_die "jq not found"
-	bench_cache "route-records-$RECORDS.ndjson" gen_records "$RECORDS" json
-	lines=$BENCH_FILE
-	bench_cache "route-records-$RECORDS.json.msg" gen_line_msgs "$lines" \
-		application/json
-	in=$BENCH_FILE
+	cache_records json ndjson
 	expr='json("/type")="rush"'
 	check_filter "$in" "$lines" '"type": "rush"' "$expr"
 	check_jq "$lines" "$(rush_count "$RECORDS")"
 	echo "route: by a JSON field, $RECORDS records, a quarter rush" \
-		"($(bench_mb "$(size_of "$in")") MB as messages," \
-		"$(bench_mb "$(size_of "$lines")") MB as NDJSON)"
-	load_note
+		"($(bench_mb "$(bench_size "$in")") MB as messages," \
+		"$(bench_mb "$(bench_size "$lines")") MB as NDJSON)"
+	bench_load_note
 
 	bench_measure "$in" pipe "$route" -f "$expr"
 	route_us=$BENCH_US
 	bench_result "msg-route -f json() | cat" "$BENCH_US" "$BENCH_RSS" \
 		"$(bench_per_sec "$RECORDS" "$BENCH_US") rec/s"
-	measure_peer "$lines" pipe jq -c 'select(.type=="rush")'
+	# jq takes seconds a run.
+	bench_measure_runs "$PEER_RUNS" "$lines" pipe jq -c 'select(.type=="rush")'
 	jq_us=$BENCH_US
 	bench_result "jq -c 'select(.type==\"rush\")' | cat" "$BENCH_US" \
 		"$BENCH_RSS" "$(bench_per_sec "$RECORDS" "$BENCH_US") rec/s"
@@ -299,39 +215,34 @@ bench_json() {
 	bench_verdict "msg-route vs jq, throughput through a pipe" \
 		"$(bench_ratio "$jq_us" "$route_us")" ">=" "$JQ_TARGET" "x"
 
-	cpu_best "$BENCH_RUNS" "$in" pipe "$route" -f "$expr"
-	route_cpu=$CPU_MS
+	bench_cpu_best "$BENCH_RUNS" "$in" pipe "$route" -f "$expr"
+	route_cpu=$BENCH_CPU_MS
 	cpu_note "msg-route" "$RECORDS" rec
-	cpu_best "$PEER_RUNS" "$lines" pipe jq -c 'select(.type=="rush")'
+	bench_cpu_best "$PEER_RUNS" "$lines" pipe jq -c 'select(.type=="rush")'
 	cpu_note "jq" "$RECORDS" rec
-	if [ -n "$route_cpu" ] && [ -n "$CPU_MS" ] && [ "$route_cpu" -gt 0 ]; then
+	if [ -n "$route_cpu" ] && [ -n "$BENCH_CPU_MS" ] && [ "$route_cpu" -gt 0 ]; then
 		echo "  (jq's processor time / msg-route's:" \
-			"$(bench_ratio "$CPU_MS" "$route_cpu")x; for reference)"
+			"$(bench_ratio "$BENCH_CPU_MS" "$route_cpu")x; for reference)"
 	fi
 }
 
 bench_xml() {
-	bench_cache "route-records-$RECORDS.xml" gen_records "$RECORDS" xml
-	lines=$BENCH_FILE
-	bench_cache "route-records-$RECORDS.xml.msg" gen_line_msgs "$lines" \
-		application/xml
-	in=$BENCH_FILE
+	cache_records xml xml
 	expr='/order/@type="rush"'
 	check_filter "$in" "$lines" 'type="rush"' "$expr"
 	echo "route: by XPath, $RECORDS XML orders, a quarter rush" \
-		"($(bench_mb "$(size_of "$in")") MB)"
-	load_note
+		"($(bench_mb "$(bench_size "$in")") MB)"
+	bench_load_note
 
 	bench_measure "$in" pipe cat
-	bench_result "cat < messages | cat" "$BENCH_US" "$BENCH_RSS" \
-		"$(bench_mb_per_sec "$(size_of "$in")" "$BENCH_US") MB/s"
+	bench_mb_result "cat < messages | cat" "$(bench_size "$in")"
 	bench_measure "$in" pipe "$route" -f "$expr"
 	rate=$(bench_per_sec "$RECORDS" "$BENCH_US")
 	bench_result "msg-route -f /order/@type | cat" "$BENCH_US" "$BENCH_RSS" \
 		"$rate msg/s"
 	bench_verdict "msg-route by XPath through a pipe" "$rate" ">=" \
 		"$XML_TARGET" " msg/s"
-	cpu_best "$BENCH_RUNS" "$in" pipe "$route" -f "$expr"
+	bench_cpu_best "$BENCH_RUNS" "$in" pipe "$route" -f "$expr"
 	cpu_note "msg-route" "$RECORDS" msg
 }
 

@@ -36,26 +36,17 @@ here=$(dirname "$0")
 . "$here/lib.sh"
 
 part=${2:-all}
-case $part in
-all | xml | json) ;;
-*)
-	echo "usage: sh bench/split.sh [build-dir] [all | xml | json]" >&2
-	exit 64
-	;;
-esac
+bench_check_part split.sh "$part" xml json
 bench_init "${1:-build}"
 split=$(bench_tool msg-split) || exit 1
 unwrap=$(bench_tool msg-unwrap) || exit 1
 
 ORDERS=${BENCH_ORDERS:-200000}
+bench_need_positive BENCH_ORDERS "$ORDERS"	# before it is computed with
 SAMPLE=${BENCH_XML_SPLIT_ORDERS:-$((ORDERS / 10))}
 PEER_RUNS=${BENCH_PEER_RUNS:-$((BENCH_RUNS < 3 ? BENCH_RUNS : 3))}
-for _v in "$ORDERS" "$SAMPLE" "$PEER_RUNS"; do
-	case $_v in
-	'' | *[!0-9]* | 0) bench_die "BENCH_ORDERS, BENCH_XML_SPLIT_ORDERS and" \
-		"BENCH_PEER_RUNS must be positive numbers" ;;
-	esac
-done
+bench_need_positive "BENCH_XML_SPLIT_ORDERS and BENCH_PEER_RUNS" \
+	"$SAMPLE" "$PEER_RUNS"
 # A sample must have two orders at least: the scaling divides by SAMPLE - 1.
 if [ "$SAMPLE" -gt "$ORDERS" ] ||
 	{ [ "$SAMPLE" -lt 2 ] && [ "$SAMPLE" -lt "$ORDERS" ]; }; then
@@ -65,52 +56,6 @@ PEER_TARGET=10		# times faster than xml_split and xmlstarlet
 FLOOR_TARGET=2.5	# at most this many times xmllint --stream's time
 JQ_TARGET=8		# times faster than jq
 JQ_RSS_TARGET=0.10	# at most this fraction of jq's peak RSS
-
-# The generators are deterministic: order I is the same in every file, so
-# the smaller file is a prefix of the larger one's orders. One to five
-# items per order, three on average; about 200 bytes an order.
-gen_orders() {
-	awk -v n="$1" -v fmt="$2" '
-	function item(i, j) {
-		sku = sprintf("SKU-%05d", (i * 31 + j * 17) % 100000)
-		qty = 1 + (i + j) % 9
-		price = sprintf("%d.%02d", 1 + (i * j) % 200, (i + 3 * j) % 100)
-	}
-	BEGIN {
-		split("standard rush bulk standard", types, " ")
-		if (fmt == "xml") {
-			print "<?xml version=\"1.0\" encoding=\"UTF-8\"?>"
-			print "<orders>"
-		} else
-			print "{\"orders\": ["
-		for (i = 1; i <= n; i++) {
-			type = types[i % 4 + 1]
-			cust = sprintf("C%06d", (i * 7919) % 100000)
-			k = 1 + (i * 7) % 5
-			if (fmt == "xml") {
-				printf "  <order id=\"%d\" type=\"%s\" customer=\"%s\">", i, type, cust
-				for (j = 1; j <= k; j++) {
-					item(i, j)
-					printf "<item sku=\"%s\" qty=\"%d\" price=\"%s\"/>", sku, qty, price
-				}
-				print "</order>"
-			} else {
-				printf "  {\"id\": %d, \"type\": \"%s\", \"customer\": \"%s\", \"items\": [", i, type, cust
-				for (j = 1; j <= k; j++) {
-					item(i, j)
-					printf "%s{\"sku\": \"%s\", \"qty\": %d, \"price\": %s}", (j > 1 ? ", " : ""), sku, qty, price
-				}
-				printf "]}%s\n", (i < n ? "," : "")
-			}
-		}
-		print (fmt == "xml" ? "</orders>" : "]}")
-	}'
-}
-
-size_of() {
-	_sz=$(wc -c <"$1") || bench_die "cannot read '$1'"
-	echo $((_sz))
-}
 
 # check_children FILE WANT ARG...: msg-split ARG... FILE must emit WANT
 # children. A fast tool that drops orders must not pass, so this runs once
@@ -135,14 +80,6 @@ check_children() {
 		bench_die "msg-split $* '$_cf' emitted $_cgot children, want $_cwant"
 }
 
-# bench_measure with the peers' run count.
-measure_peer() {
-	_pruns=$BENCH_RUNS
-	BENCH_RUNS=$PEER_RUNS
-	bench_measure "$@"
-	BENCH_RUNS=$_pruns
-}
-
 # xml_split writes into its working directory: give each run a new one,
 # so no run pays for (or profits from) files a previous one left. The
 # directories are removed after the measurement, outside the timed runs.
@@ -160,28 +97,6 @@ check_xml_split() {
 	rm -rf "$BENCH_TMP"/xml_split.*
 }
 
-# cpu_best CMD [ARG...]: sets CPU_MS to the least user + system time, in
-# milliseconds, of BENCH_RUNS runs (empty if time(1) is missing). Wall
-# time is what is judged, but on a busy machine it grows with the wait
-# for a processor too, more for one run than the next; processor time
-# does not, so for a close call it says which side of the line we are.
-cpu_best() {
-	CPU_MS=
-	[ -n "$BENCH_TIME" ] || return 0
-	_ci=0
-	while [ "$_ci" -lt "$BENCH_RUNS" ]; do
-		rm -f "$BENCH_TMP/cpu"
-		bench_run_once /dev/null null "$BENCH_TIME" -f '%U %S' \
-			-o "$BENCH_TMP/cpu" "$@"
-		_cms=$(tail -n 1 "$BENCH_TMP/cpu" |
-			awk 'NF == 2 { printf "%.0f", ($1 + $2) * 1000 }')
-		if [ -n "$_cms" ] && { [ -z "$CPU_MS" ] || [ "$_cms" -lt "$CPU_MS" ]; }; then
-			CPU_MS=$_cms
-		fi
-		_ci=$((_ci + 1))
-	done
-}
-
 # speedup_verdict LABEL PEER_US TARGET: msg-split ($split_us) must run at
 # least TARGET times faster than the peer.
 speedup_verdict() {
@@ -194,31 +109,30 @@ bench_xml() {
 	command -v xmlstarlet >/dev/null || bench_die "xmlstarlet not found"
 	command -v xml_split >/dev/null ||
 		bench_die "xml_split not found (Debian: xml-twig-tools)"
-	bench_cache "orders-$ORDERS.xml" gen_orders "$ORDERS" xml
+	# The smaller documents hold the first orders of the larger one.
+	bench_cache "orders-$ORDERS.xml" bench_gen_orders xml "$ORDERS" document
 	in=$BENCH_FILE
-	bench_cache "orders-$SAMPLE.xml" gen_orders "$SAMPLE" xml
+	bench_cache "orders-$SAMPLE.xml" bench_gen_orders xml "$SAMPLE" document
 	sample=$BENCH_FILE
-	bench_cache "orders-1.xml" gen_orders 1 xml
+	bench_cache "orders-1.xml" bench_gen_orders xml 1 document
 	one=$BENCH_FILE
-	bytes=$(size_of "$in")
+	bytes=$(bench_size "$in") || exit 1
 	check_children "$in" "$ORDERS" -r -x /orders/order
 	check_children "$sample" "$SAMPLE" -r -x /orders/order
 	echo "split: XML, $ORDERS orders ($(bench_mb "$bytes") MB)"
 
 	bench_measure /dev/null null "$split" -r -x /orders/order "$in"
 	split_us=$BENCH_US
-	bench_result "msg-split -r -x /orders/order" "$BENCH_US" "$BENCH_RSS" \
-		"$(bench_mb_per_sec "$bytes" "$BENCH_US") MB/s"
+	bench_mb_result "msg-split -r -x /orders/order" "$bytes"
 
 	bench_measure /dev/null null xmllint --stream --noout "$in"
 	floor_us=$BENCH_US
-	bench_result "xmllint --stream --noout" "$BENCH_US" "$BENCH_RSS" \
-		"$(bench_mb_per_sec "$bytes" "$BENCH_US") MB/s"
+	bench_mb_result "xmllint --stream --noout" "$bytes"
 
-	measure_peer /dev/null null xmlstarlet sel -t -c /orders/order "$in"
+	bench_measure_runs "$PEER_RUNS" /dev/null null \
+		xmlstarlet sel -t -c /orders/order "$in"
 	star_us=$BENCH_US
-	bench_result "xmlstarlet sel -t -c /orders/order" "$BENCH_US" \
-		"$BENCH_RSS" "$(bench_mb_per_sec "$bytes" "$BENCH_US") MB/s"
+	bench_mb_result "xmlstarlet sel -t -c /orders/order" "$bytes"
 
 	if [ "$SAMPLE" -lt "$ORDERS" ]; then
 		bench_measure /dev/null null "$split" -r -x /orders/order "$sample"
@@ -226,8 +140,8 @@ bench_xml() {
 		bench_result "msg-split, first $SAMPLE orders" "$BENCH_US" \
 			"$BENCH_RSS" ""
 	fi
-	measure_peer /dev/null null sh -c "$xml_split_in_dir" sh "$BENCH_TMP" \
-		"$sample"
+	bench_measure_runs "$PEER_RUNS" /dev/null null \
+		sh -c "$xml_split_in_dir" sh "$BENCH_TMP" "$sample"
 	xs_sample_us=$BENCH_US xs_rss=$BENCH_RSS
 	check_xml_split "$SAMPLE"
 	if [ "$SAMPLE" -lt "$ORDERS" ]; then
@@ -236,8 +150,8 @@ bench_xml() {
 		# Perl and XML::Twig take a fixed time to start, hundreds of
 		# milliseconds: time a one-order document for it, and scale only
 		# the rest with the number of orders.
-		measure_peer /dev/null null sh -c "$xml_split_in_dir" sh \
-			"$BENCH_TMP" "$one"
+		bench_measure_runs "$PEER_RUNS" /dev/null null \
+			sh -c "$xml_split_in_dir" sh "$BENCH_TMP" "$one"
 		xs_one_us=$BENCH_US
 		check_xml_split 1
 		bench_result "xml_split -l 1, one order" "$xs_one_us" "$BENCH_RSS" ""
@@ -262,33 +176,35 @@ bench_xml() {
 	fi
 	bench_verdict "msg-split time / xmllint --stream time" \
 		"$(bench_ratio "$split_us" "$floor_us")" "<=" "$FLOOR_TARGET" "x"
-	cpu_best "$split" -r -x /orders/order "$in"
-	split_cpu=$CPU_MS
-	cpu_best xmllint --stream --noout "$in"
-	if [ -n "$split_cpu" ] && [ -n "$CPU_MS" ] && [ "$CPU_MS" -gt 0 ]; then
+	# Wall time is what is judged, but it grows with the wait for a
+	# processor, more for one run than the next: for a close call,
+	# processor time says which side of the line we are.
+	bench_cpu_best "$BENCH_RUNS" /dev/null null \
+		"$split" -r -x /orders/order "$in"
+	split_cpu=$BENCH_CPU_MS
+	bench_cpu_best "$BENCH_RUNS" /dev/null null xmllint --stream --noout "$in"
+	if [ -n "$split_cpu" ] && [ -n "$BENCH_CPU_MS" ] && [ "$BENCH_CPU_MS" -gt 0 ]; then
 		echo "  (processor time, user + system: msg-split ${split_cpu} ms," \
-			"xmllint ${CPU_MS} ms, $(bench_ratio "$split_cpu" "$CPU_MS")x;" \
+			"xmllint ${BENCH_CPU_MS} ms, $(bench_ratio "$split_cpu" "$BENCH_CPU_MS")x;" \
 			"for reference)"
 	fi
 }
 
 bench_json() {
 	command -v jq >/dev/null || bench_die "jq not found"
-	bench_cache "orders-$ORDERS.json" gen_orders "$ORDERS" json
+	bench_cache "orders-$ORDERS.json" bench_gen_orders json "$ORDERS" document
 	in=$BENCH_FILE
-	bytes=$(size_of "$in")
+	bytes=$(bench_size "$in") || exit 1
 	check_children "$in" "$ORDERS" -r -j /orders
 	echo "split: JSON, $ORDERS orders ($(bench_mb "$bytes") MB)"
 
 	bench_measure /dev/null null "$split" -r -j /orders "$in"
 	split_us=$BENCH_US split_rss=$BENCH_RSS
-	bench_result "msg-split -r -j /orders" "$BENCH_US" "$BENCH_RSS" \
-		"$(bench_mb_per_sec "$bytes" "$BENCH_US") MB/s"
+	bench_mb_result "msg-split -r -j /orders" "$bytes"
 
-	measure_peer /dev/null null jq -c '.orders[]' "$in"
+	bench_measure_runs "$PEER_RUNS" /dev/null null jq -c '.orders[]' "$in"
 	jq_us=$BENCH_US jq_rss=$BENCH_RSS
-	bench_result "jq -c '.orders[]'" "$BENCH_US" "$BENCH_RSS" \
-		"$(bench_mb_per_sec "$bytes" "$BENCH_US") MB/s"
+	bench_mb_result "jq -c '.orders[]'" "$bytes"
 
 	speedup_verdict "jq" "$jq_us" "$JQ_TARGET"
 	if [ -n "$split_rss" ] && [ -n "$jq_rss" ]; then

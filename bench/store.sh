@@ -33,12 +33,9 @@ MESSAGES=${BENCH_MESSAGES:-100000}
 VALUE=${BENCH_VALUE:-150}
 BATCH=${BENCH_BATCH:-256}
 STRACE_MESSAGES=${BENCH_STRACE_MESSAGES:-10000}
-for _v in "$MESSAGES" "$VALUE" "$BATCH" "$STRACE_MESSAGES"; do
-	case $_v in
-	'' | *[!0-9]* | 0) bench_die "BENCH_MESSAGES, BENCH_VALUE, BENCH_BATCH and" \
-		"BENCH_STRACE_MESSAGES must be positive numbers" ;;
-	esac
-done
+bench_need_positive \
+	"BENCH_MESSAGES, BENCH_VALUE, BENCH_BATCH and BENCH_STRACE_MESSAGES" \
+	"$MESSAGES" "$VALUE" "$BATCH" "$STRACE_MESSAGES"
 RATE_TARGET=20000	# messages per second, with fsync
 
 # The driver, with the flags the Makefile gives everything it builds.

@@ -33,30 +33,9 @@ wrap=$(bench_tool msg-wrap) || exit 1
 unset MSG_HISTORY
 
 MESSAGES=${BENCH_TAP_MESSAGES:-2000}
-case $MESSAGES in
-'' | *[!0-9]* | 0) bench_die "BENCH_TAP_MESSAGES must be a positive number" ;;
-esac
+bench_need_positive BENCH_TAP_MESSAGES "$MESSAGES"
 BODY_SIZE=65536
 TEE_TARGET=0.80		# fraction of tee's throughput
-
-gen_body() {
-	head -c "$1" /dev/urandom
-}
-
-# N frames, each wrapping the same body file (one msg-wrap process).
-gen_frames() {
-	_n=$1 _body=$2
-	set --
-	while [ $# -lt "$_n" ]; do
-		set -- "$@" "$_body"
-	done
-	"$wrap" "$@"
-}
-
-size_of() {
-	_sz=$(wc -c <"$1") || bench_die "cannot read '$1'"
-	echo $((_sz))
-}
 
 # A tap that loses or changes bytes must not pass for a fast one.
 check_tap() {
@@ -78,63 +57,31 @@ check_tap() {
 # Usage: sh -c "$to_new_file" TOOL DIR: TOOL DIR/tap.PID.
 to_new_file='exec "$0" "$1/tap.$$"'
 
-# cpu_best INPUT SINK CMD [ARG...]: sets CPU_MS to the least user + system
-# time of CMD, in milliseconds, over BENCH_RUNS runs (empty without
-# time(1)). Unlike wall time it does not grow with the wait for a
-# processor, so on a busy machine it says what the work itself costs.
-cpu_best() {
-	CPU_MS=
-	[ -n "$BENCH_TIME" ] || return 0
-	_cin=$1 _csink=$2
-	shift 2
-	_ci=0
-	while [ "$_ci" -lt "$BENCH_RUNS" ]; do
-		rm -f "$BENCH_TMP/cpu"
-		bench_run_once "$_cin" "$_csink" "$BENCH_TIME" -f '%U %S' \
-			-o "$BENCH_TMP/cpu" "$@"
-		rm -f "$BENCH_TMP"/tap.*
-		_cms=$(tail -n 1 "$BENCH_TMP/cpu" |
-			awk 'NF == 2 { printf "%.0f", ($1 + $2) * 1000 }')
-		if [ -n "$_cms" ] && { [ -z "$CPU_MS" ] || [ "$_cms" -lt "$CPU_MS" ]; }; then
-			CPU_MS=$_cms
-		fi
-		_ci=$((_ci + 1))
-	done
+# Removes the tap files the runs wrote; called outside the timed runs.
+remove_taps() {
+	rm -f "$BENCH_TMP"/tap.*
 }
+# bench_cpu_best removes them after each of its runs.
+# shellcheck disable=SC2034 # read in lib.sh
+BENCH_CPU_TIDY=remove_taps
 
-load_note() {
-	_load=$(cut -d ' ' -f 1-3 /proc/loadavg 2>/dev/null) || _load=
-	[ -n "$_load" ] && echo "  (load average $_load;" \
-		"$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo '?') cpus)"
-	return 0
-}
-
-bench_cache "body-$BODY_SIZE.bin" gen_body "$BODY_SIZE"
-body=$BENCH_FILE
-bench_cache "tap-frames-${MESSAGES}x$BODY_SIZE.msg" gen_frames "$MESSAGES" "$body"
+bench_cache_frames "tap-frames-${MESSAGES}x$BODY_SIZE.msg" "$wrap" \
+	"$MESSAGES" "$BODY_SIZE"
 in=$BENCH_FILE
-bytes=$(size_of "$in")
+bytes=$(bench_size "$in") || exit 1
 check_tap "$in"
 echo "tap: msg-tap to a file, $MESSAGES frames with 64 KiB bodies" \
 	"($(bench_mb "$bytes") MB of frames)"
-load_note
+bench_load_note
 for sink in null pipe; do
-	case $sink in
-	null) to="> /dev/null" ;;
-	pipe) to="| cat > /dev/null" ;;
-	esac
-	bench_measure "$in" "$sink" cat
-	bench_result "cat < frames $to" "$BENCH_US" "$BENCH_RSS" \
-		"$(bench_mb_per_sec "$bytes" "$BENCH_US") MB/s"
+	bench_cat_baseline "$in" "$sink" frames "$bytes"
 	bench_measure "$in" "$sink" sh -c "$to_new_file" tee "$BENCH_TMP"
-	rm -f "$BENCH_TMP"/tap.*
+	remove_taps
 	tee_us=$BENCH_US
-	bench_result "tee file < frames $to" "$BENCH_US" "$BENCH_RSS" \
-		"$(bench_mb_per_sec "$bytes" "$BENCH_US") MB/s"
+	bench_mb_result "tee file < frames $BENCH_TO" "$bytes"
 	bench_measure "$in" "$sink" sh -c "$to_new_file" "$tap" "$BENCH_TMP"
-	rm -f "$BENCH_TMP"/tap.*
-	bench_result "msg-tap file < frames $to" "$BENCH_US" "$BENCH_RSS" \
-		"$(bench_mb_per_sec "$bytes" "$BENCH_US") MB/s"
+	remove_taps
+	bench_mb_result "msg-tap file < frames $BENCH_TO" "$bytes"
 	# Same bytes in, so the throughput ratio is the inverse time ratio.
 	share=$(bench_ratio "$tee_us" "$BENCH_US")
 	case $sink in
@@ -144,10 +91,10 @@ for sink in null pipe; do
 		"$share" ">=" "$TEE_TARGET" "x" ;;
 	esac
 done
-cpu_best "$in" pipe sh -c "$to_new_file" tee "$BENCH_TMP"
-tee_cpu=$CPU_MS
-cpu_best "$in" pipe sh -c "$to_new_file" "$tap" "$BENCH_TMP"
-if [ -n "$tee_cpu" ] && [ -n "$CPU_MS" ]; then
+bench_cpu_best "$BENCH_RUNS" "$in" pipe sh -c "$to_new_file" tee "$BENCH_TMP"
+tee_cpu=$BENCH_CPU_MS
+bench_cpu_best "$BENCH_RUNS" "$in" pipe sh -c "$to_new_file" "$tap" "$BENCH_TMP"
+if [ -n "$tee_cpu" ] && [ -n "$BENCH_CPU_MS" ]; then
 	echo "  (processor time, user + system, through a pipe: tee $tee_cpu ms," \
-		"msg-tap $CPU_MS ms; for reference)"
+		"msg-tap $BENCH_CPU_MS ms; for reference)"
 fi

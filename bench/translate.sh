@@ -40,12 +40,8 @@ command -v xsltproc >/dev/null || bench_die "xsltproc not found"
 FILES=${BENCH_FILES:-10000}
 LOOP_FILES=${BENCH_LOOP_FILES:-300}
 PEER_RUNS=${BENCH_PEER_RUNS:-$((BENCH_RUNS < 3 ? BENCH_RUNS : 3))}
-for _v in "$FILES" "$LOOP_FILES" "$PEER_RUNS"; do
-	case $_v in
-	'' | *[!0-9]* | 0) bench_die "BENCH_FILES, BENCH_LOOP_FILES and" \
-		"BENCH_PEER_RUNS must be positive numbers" ;;
-	esac
-done
+bench_need_positive "BENCH_FILES, BENCH_LOOP_FILES and BENCH_PEER_RUNS" \
+	"$FILES" "$LOOP_FILES" "$PEER_RUNS"
 [ "$LOOP_FILES" -le "$FILES" ] || LOOP_FILES=$FILES
 LOOP_TARGET=50		# times faster than one xsltproc per file
 FLOOR_TARGET=0.8	# share of one xsltproc's throughput on all files
@@ -168,11 +164,8 @@ floor_us=$BENCH_US
 bench_result "xsltproc, all files in one process" "$BENCH_US" "$BENCH_RSS" \
 	"$(bench_per_sec "$FILES" "$BENCH_US") files/s"
 
-RUNS_SAVED=$BENCH_RUNS
-BENCH_RUNS=$PEER_RUNS
 # shellcheck disable=SC2086
-bench_measure /dev/null null sh -c "$loop" sh "$xsl" $loop_files
-BENCH_RUNS=$RUNS_SAVED
+bench_measure_runs "$PEER_RUNS" /dev/null null sh -c "$loop" sh "$xsl" $loop_files
 loop_sample_us=$BENCH_US
 bench_result "xsltproc once per file, $LOOP_FILES files" "$BENCH_US" "$BENCH_RSS" \
 	"$(bench_per_sec "$LOOP_FILES" "$BENCH_US") files/s"
