@@ -183,9 +183,7 @@ static int analyse(struct expr *e, struct buf *err)
 			p++;
 		} else if (name_start(*p)) {
 			const char *start = p, *after;
-			const struct function *f;
 			size_t n;
-			int nargs;
 
 			while (name_char(*p) || (*p == ':' && p[1] != ':' && name_start(p[1])))
 				p++;
@@ -197,6 +195,8 @@ static int analyse(struct expr *e, struct buf *err)
 			}
 			if (*after == '(') {
 				const char *arg = skip_space(after + 1);
+				const struct function *f;
+				int nargs;
 				if (in_list((const char *const[]){ "node", "text", "comment", "processing-instruction", NULL }, start, n)) {
 					e->needs |= EXPR_NEEDS_DOC;
 				} else if (!(f = function_named(start, n))) {

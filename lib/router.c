@@ -78,7 +78,6 @@ static int open_all(struct fanout *f, const char **addrs, size_t n, struct buf *
 int router_open(struct router *r, struct fanout *f, struct buf *err)
 {
 	const struct router_options *o = r->o;
-	long ch;
 
 	if ((o->mode == ROUTER_RULES && rule_table_open(&r->table, f, err) < 0) ||
 	    (o->mode == ROUTER_PARTITION && open_all(f, o->to, o->nto, err) < 0) ||
@@ -86,7 +85,8 @@ int router_open(struct router *r, struct fanout *f, struct buf *err)
 		return -1;
 	/* -o on the command line wins over a rules file's otherwise. */
 	if (o->otherwise) {
-		if ((ch = fanout_open(f, o->otherwise, err)) < 0)
+		long ch = fanout_open(f, o->otherwise, err);
+		if (ch < 0)
 			return -1;
 		r->table.otherwise = ch;
 	}
