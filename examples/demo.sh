@@ -57,7 +57,7 @@ show "msg-route --once -f 'json(\"/total\") > 10' dir:spool/in --output dir:spoo
 
 step "file-transfer inbox: another application drops files (tmp/, then rename into new/); a cron job takes each into the flow and deletes it only once its message is safe"
 show "mkdir -p drop/tmp drop/new && for f in orders-north.xml orders-south.xml; do cp data/\$f drop/tmp/ && mv drop/tmp/\$f drop/new/; done"
-show "msg-wrap --once dir:drop --output dir:spool/orders && echo \"left in drop: \$(find drop -type f | wc -l)\" && msg-split --once -x /orders/order dir:spool/orders | msg-unwrap -H | grep -c '^File-Name: orders-'"
+show "msg-wrap --once --output dir:spool/orders dir:drop && echo \"left in drop: \$(find drop -type f | wc -l)\" && msg-split --once -x /orders/order dir:spool/orders | msg-unwrap -H | grep -c '^File-Name: orders-'"
 
 step "Message Translator: an XSLT reshapes each order into an invoice and promotes a field to a header"
 cat > invoice.xsl <<'XSL'

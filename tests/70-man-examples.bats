@@ -1,0 +1,536 @@
+#!/usr/bin/env bats
+# The EXAMPLES of the manual pages work when pasted into a shell: each
+# page's examples run in order in one scratch directory, as a reader
+# following the page would paste them, each within a time limit; then the
+# files and output they make are held to what the text around them says.
+# man-examples.awk reads the examples out of the pages.
+
+load test_helper
+bats_require_minimum_version 1.5.0
+
+EXTRACT="$BATS_TEST_DIRNAME/man-examples.awk"
+MAN="$MSG_TOP/man"
+
+# The pages with an EXAMPLES section, each with a test below.
+PAGES="msg-route.1 msg-split.1 msg-tap.1 msg-tools.7 msg-translate.1
+msg-unwrap.1 msg-wrap.1"
+
+# examples PAGE N: run the N examples of manual page PAGE, in order, in
+# the directory work.  Example I is exI.sh, its output outI and errI.
+#
+# Each runs in sh, not bash: the pages are for any Unix shell, and sh (a
+# POSIX shell, not bash, on many systems) is what catches an example that
+# works in bash only; POSIX code pasted into bash runs the same.  No -e,
+# no pipefail: a reader's shell goes on after a failed command, and the
+# tests below look for its traces instead (an error message, a file not
+# made).  Standard input is a directory, so that an example that reads
+# the terminal by mistake (where a reader's paste would hang) fails on
+# reading it.  POSIXLY_CORRECT holds the examples to their SYNOPSIS:
+# options before operands.  The tools' own environment variables are
+# unset, as in a new shell.
+examples() {
+	local page=$MAN/$1 want=$2 n i rc
+	n=$(awk -v count=1 -f "$EXTRACT" "$page")
+	if [ "$n" != "$want" ]; then
+		echo "$1: $n examples, where this test knows $want"
+		return 1
+	fi
+	mkdir work
+	for ((i = 1; i <= n; i++)); do
+		awk -v block="$i" -f "$EXTRACT" "$page" >"ex$i.sh"
+		rc=0
+		(
+			cd work || exit
+			unset MSG_INVALID MSG_DEAD_LETTER MSG_HISTORY \
+				MSG_STORE_MIN_FREE MSG_STORE_NOSYNC
+			export POSIXLY_CORRECT=1
+			exec timeout -k 5 30 sh "../ex$i.sh" <. >"../out$i" 2>"../err$i"
+		) || rc=$?
+		if [ "$rc" -ne 0 ]; then
+			echo "$1: example $i exited $rc"
+			show "$i"
+			return 1
+		fi
+	done
+}
+
+# show I: example I with what it printed.
+show() {
+	echo "--- example $1:"
+	cat "ex$1.sh"
+	echo "--- its standard output:"
+	cat "out$1"
+	echo "--- its standard error:"
+	cat "err$1"
+}
+
+# quiet I ...: the examples printed nothing on standard error.
+quiet() {
+	local i
+	for i; do
+		if [ -s "err$i" ]; then
+			show "$i"
+			return 1
+		fi
+	done
+}
+
+# same FILE: FILE holds what standard input holds.
+same() {
+	diff -u - "$1"
+}
+
+# names FILE: the File-Name of each message in FILE, one a line.
+names() {
+	msg-unwrap -H "$1" | sed -n 's/^File-Name: //p'
+}
+
+# count PATTERN FILE: how many lines of FILE match the extended PATTERN.
+count() {
+	grep -c -E -e "$1" "$2" || true
+}
+
+@test "man: every page with examples is tested here" {
+	local f page found=
+	for f in "$MAN"/*.[1-9]; do
+		page=${f##*/}
+		if [ "$(awk -v count=1 -f "$EXTRACT" "$f")" -gt 0 ]; then
+			found="$found $page"
+		fi
+	done
+	[ "$(printf '%s\n' $found | sort)" = "$(printf '%s\n' $PAGES | sort)" ]
+}
+
+@test "man: the examples are read without an unknown escape or macro" {
+	local f
+	for f in "$MAN"/*.[1-9]; do
+		awk -f "$EXTRACT" "$f" >/dev/null 2>err
+		same err </dev/null
+	done
+}
+
+@test "man: man-examples.awk turns escapes into what a reader sees" {
+	cat >page.1 <<'EOF'
+.Dd January 1, 2026
+.Dt PAGE 1
+.Os
+.Sh NAME
+.Nm page
+.Nd a page
+.Sh DESCRIPTION
+.Bd -literal
+not an example
+.Ed
+.Sh EXAMPLES
+First:
+.Bd -literal -offset indent
+printf 'a\en' | tr \-d \(aqa\(aq \e
+    | wc \-c  \" a comment
+\&.hidden; echo \(dq\[rs]\(ga\(ti\(ha\*q\&\(sl\(ba\[u0041]\N'66'\fBbold\fR\f(CWx\fP
+.\" not shown
+echo one \c
+two	tab
+echo three \
+four
+
+.Ed
+.Pp
+Second:
+.Bd -offset indent -literal
+echo \(hy\-
+.Ed
+.Bd -filled
+not literal
+.Ed
+.Sh SEE ALSO
+.Bd -literal
+not an example
+.Ed
+EOF
+	[ "$(awk -v count=1 -f "$EXTRACT" page.1)" = 2 ]
+	awk -v block=1 -f "$EXTRACT" page.1 >one
+	same one <<'EOF'
+printf 'a\n' | tr -d 'a' \
+    | wc -c
+.hidden; echo "\`~^"/|ABboldx
+echo one two    tab
+echo three four
+
+EOF
+	awk -v block=2 -f "$EXTRACT" page.1 >two
+	printf 'echo \342\200\220-\n' | same two
+	awk -f "$EXTRACT" page.1 >all
+	{
+		echo '# page.1 example 1, line 13'
+		cat one
+		echo
+		echo '# page.1 example 2, line 26'
+		cat two
+	} | same all
+	run -1 awk -v block=3 -f "$EXTRACT" page.1
+	[ -z "$output" ]
+	# Unknown escapes and macros are reported, not passed over.
+	printf '.Sh EXAMPLES\n.Bd -literal\necho \\(xx \\z\n.Ar file\n.Ed\n' >bad.1
+	run -2 --separate-stderr awk -f "$EXTRACT" bad.1
+	[ "${#stderr_lines[@]}" = 3 ]
+}
+
+@test "man: the examples read as mandoc renders them" {
+	command -v mandoc >/dev/null || skip "no mandoc(1)"
+	local page bs
+	bs=$(printf '\b')
+	for page in $PAGES; do
+		# Lines without their indent, empty ones left out: those of the
+		# examples come in the rendered section, in the same order.
+		# Bold and underlining (overstrikes) are taken out byte by byte.
+		LC_ALL=C mandoc -Tutf8 "$MAN/$page" |
+			LC_ALL=C sed "s/.$bs//g" |
+			sed -n '/^EXAMPLES$/,/^[A-Z]/p' | sed 's/^ *//; /^$/d' >rendered
+		awk -f "$EXTRACT" "$MAN/$page" |
+			grep -v -x -E '# [^ ]+ example [0-9]+, line [0-9]+' |
+			sed 's/^ *//; /^$/d' >extracted
+		awk 'NR == FNR { want[++n] = $0; next }
+		     k < n && $0 == want[k + 1] { k++ }
+		     END {
+			if (k < n) {
+				print "not rendered: " want[k + 1]
+				exit 1
+			}
+		     }' extracted rendered
+	done
+}
+
+@test "man: msg-wrap(1) examples run as pasted" {
+	examples msg-wrap.1 7
+	quiet 1 2 3 4 5 6 7
+	# The headers of the two messages.
+	[ "$(count '^Message-Id: ' out1)" = 2 ]
+	grep -qx 'File-Name: order1.xml' out1
+	grep -qx 'File-Name: order2.json' out1
+	grep -qx 'Content-Type: application/json' out1
+	# The files in copy have the same names and contents.
+	cmp work/order1.xml work/copy/order1.xml
+	cmp work/order2.json work/copy/order2.json
+	# The file left inbox once its message was in flow, which msg-unwrap
+	# --once then emptied.
+	grep -qx 'File-Name: order1.xml' out3
+	[ -z "$(ls -A work/inbox/new)" ]
+	[ -z "$(ls -A work/inbox/tmp)" ]
+	[ -z "$(ls -A work/flow/new)" ]
+	# A Message-Id for each of three lines.
+	[ "$(grep -c -E '^[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}$' out4)" = 3 ]
+	[ "$(sort -u out4 | wc -l)" = 3 ]
+	# A file per element, named after its Order-Id.
+	printf '{"id":7,"qty":1}' | same work/copy/order-7.json
+	printf '{"id":8,"qty":5}' | same work/copy/order-8.json
+	# The type and the headers set, the archive whole.
+	msg-unwrap -H work/archive.msg >headers
+	grep -qx 'Content-Type: application/gzip' headers
+	grep -qx 'File-Name: orders.tar.gz' headers
+	grep -qx 'Reply-To: replies.msg' headers
+	same <(msg-unwrap work/archive.msg | gzip -dc | tar tf -) <<'EOF'
+order1.xml
+order2.json
+EOF
+	# The good envelope kept, the bad one set aside with an Error header.
+	printf ok | same <(msg-unwrap work/good.msg)
+	grep -qx 'File-Name: in.jsonl' out7
+	grep -q '^Error: .*bdy' out7
+}
+
+@test "man: msg-unwrap(1) examples run as pasted" {
+	examples msg-unwrap.1 7
+	quiet 1 2 3 4 5 6 7
+	# Each file under its File-Name.
+	cmp work/order1.xml work/out/order1.xml
+	cmp work/order2.xml work/out/order2.xml
+	# The headers of the stream, and the same read from descriptor 3.
+	[ "$(count '^Message-Id: ' out2)" = 2 ]
+	grep -qx 'File-Name: order2.xml' out2
+	cmp out2 out7
+	# The bodies one per line.
+	printf 'alice\nbob\n' | same out3
+	# The messages counted by type.
+	grep -q -x -E ' *2 application/xml' out4
+	[ "$(wc -l <out4)" = 1 ]
+	# The header added, the Message-Id and the Timestamp as they were.
+	msg-unwrap -H work/orders.msg >before
+	msg-unwrap -H work/urgent.msg >after
+	[ "$(count '^Priority: high$' after)" = 2 ]
+	grep -v '^Priority: ' after | same before
+	# A file named by its header; the message without it set aside.
+	cmp work/order1.xml work/out/order-42.xml
+	grep -qx 'File-Name: order2.xml' out6
+	grep -q "^Error: .*Order-Id" out6
+	[ "$(count '^Message-Id: ' out6)" = 1 ]
+}
+
+@test "man: msg-split(1) examples run as pasted" {
+	examples msg-split.1 10
+	quiet 1 2 3 4 5 6 7 8 10
+	# Only the third child has Sequence-Size: 3.
+	same <(grep -E '^Sequence-(Number|Size):' out1) <<'EOF'
+Sequence-Number: 1
+Sequence-Number: 2
+Sequence-Number: 3
+Sequence-Size: 3
+EOF
+	# The rush orders with their ids and the date; both know the size.
+	same <(grep -E '^(Order-|Sequence-Size:)' out2) <<'EOF'
+Order-Id: 1
+Order-Date: 2026-12-02
+Sequence-Size: 2
+Order-Id: 3
+Order-Date: 2026-12-02
+Sequence-Size: 2
+EOF
+	# Each child keeps the exact text of its element.
+	same out3 <<'EOF'
+["1","{\"id\": 1, \"type\": \"rush\", \"items\": [{\"sku\": \"a-1\", \"qty\": 2}]}"]
+["2","{\"id\": 2, \"type\": \"bulk\", \"items\": [{\"sku\": \"b-7\", \"qty\": 40}]}"]
+["3","{\"id\": 3, \"type\": \"rush\", \"items\": [{\"sku\": \"c-3\", \"qty\": 1}]}"]
+EOF
+	# The rush orders as compact JSON.
+	same out4 <<'EOF'
+{"id":1,"type":"rush","items":[{"sku":"a-1","qty":2}]}
+{"id":3,"type":"rush","items":[{"sku":"c-3","qty":1}]}
+EOF
+	# One child per line, then one per paragraph.
+	same out5 <<'EOF'
+["1","alice"]
+["2","bob"]
+["3","carol"]
+alice
+admin
+--
+bob
+user
+--
+carol
+guest
+EOF
+	# BATCH 1 - for the two northern orders, BATCH 2 2 for the southern
+	# one, BATCH the same in all three and none of the groups.
+	same <(grep -E '^Region:' out6) <<'EOF'
+Region: north
+Region: north
+Region: south
+EOF
+	same <(sed -n 's/^Sequence-Stack: [^ ]* //p' out6) <<'EOF'
+1 -
+1 -
+2 2
+EOF
+	[ "$(sed -n 's/^Sequence-Stack: \([^ ]*\) .*/\1/p' out6 | sort -u | wc -l)" = 1 ]
+	local batch
+	batch=$(sed -n 's/^Sequence-Stack: \([^ ]*\) .*/\1/p' out6 | head -n 1)
+	[ -z "$(grep '^Correlation-Id:' out6 | grep -F -e "$batch")" ]
+	# Two orders to a child, two JSON orders to a child, ten children.
+	same out7 <<'EOF'
+<orders><order id="1" type="rush"><item sku="a-1" qty="2"/></order><order id="2" type="bulk"><item sku="b-7" qty="40"/></order></orders>
+<orders><order id="3" type="rush"><item sku="c-3" qty="1"/></order></orders>
+[{"id": 1, "type": "rush", "items": [{"sku": "a-1", "qty": 2}]},{"id": 2, "type": "bulk", "items": [{"sku": "b-7", "qty": 40}]}]
+[{"id": 3, "type": "rush", "items": [{"sku": "c-3", "qty": 1}]}]
+10
+EOF
+	# One file per order, named by its id.
+	same <(ls work/outbox) <<'EOF'
+order-1.xml
+order-2.xml
+order-3.xml
+EOF
+	grep -q '<order id="2"' work/outbox/order-2.xml
+	# The broken file whole, with an Error header; the good one split.
+	[ "$(count '^Message-Id: ' out9)" = 1 ]
+	grep -qx 'File-Name: broken.xml' out9
+	grep -q '^Error: ' out9
+	grep -qx "Content-Length: $(wc -c <work/broken.xml)" out9
+	[ "$(msg-unwrap -H work/split.msg | grep -c '^Message-Id: ')" = 3 ]
+	grep -q -E '^msg-split: stats: in 2, out 3, invalid 1,' err9
+	[ "$(wc -l <err9)" = 1 ]
+	# Nothing to split, and the sequence still ends.
+	grep -qx 'Sequence-Size: 0' out10
+	grep -qx 'Sequence-End: true' out10
+}
+
+@test "man: msg-route(1) examples run as pasted" {
+	examples msg-route.1 10
+	quiet 1 2 4 6 7 8 9 10
+	[ "$(names work/orders.msg | wc -l)" = 4 ]
+	# Order 1 is rush and large, and goes to rush.msg only.
+	echo 'File-Name: 3.xml' | same out2
+	echo 1.xml | same <(names work/rush.msg)
+	printf '2.xml\n4.xml\n' | same <(names work/rest.msg)
+	# Each order to every channel whose rule it meets, with the counts.
+	echo 1.xml | same <(names work/rush2.msg)
+	printf '1.xml\n3.xml\n' | same <(names work/big2.msg)
+	printf '2.xml\n4.xml\n' | same <(names work/rest2.msg)
+	grep -qx "msg-route: stats: channel 'big2.msg': 2" err3
+	[ "$(grep -v -c '^msg-route: stats: ' err3)" = 0 ]
+	# The fan-out through FIFOs.
+	same out4 <<'EOF'
+bulk:
+2.xml
+3.xml
+4.xml
+
+rush:
+1.xml
+EOF
+	# The first order by the first rules, the second by the new ones.
+	printf 'File-Name: 3.xml\nFile-Name: 2.xml\n' | same out5
+	grep -qx "msg-route: 'orders.rules': 3 rules loaded" err5
+	[ "$(wc -l <err5)" = 1 ]
+	[ ! -s work/rest3.msg ]
+	# The filter, on XML and on JSON.
+	same out6 <<'EOF'
+File-Name: 1.xml
+File-Name: 3.xml
+{"id": 5, "type": "rush"}
+EOF
+	# All the events of a customer in one partition, in order.
+	cat work/part0.out work/part1.out work/part2.out >parts
+	[ "$(wc -l <parts)" = 6 ]
+	local i
+	[ -z "$(for i in 0 1 2; do
+		jq -r .customer "work/part$i.out" | sort -u
+	done | sort | uniq -d)" ]
+	jq -r '"\(.customer) \(.event)"' parts |
+		awk '$2 != ++n[$1] { bad = 1 } END { exit bad }'
+	# Two recipients allowed; the third message set aside.
+	printf a | same <(msg-unwrap work/billing.msg)
+	printf 'a|b' | same <(msg-unwrap -s '|' work/audit.msg)
+	echo "Error: msg-route: recipient '/etc/passwd' in To is not allowed" |
+		same out8
+	# The store tapped as the flow was routed, unwrapped into a directory.
+	printf '1.xml\n2.xml\n3.xml\n4.xml\n' | same out9
+	echo 1.xml | same <(names work/rush4.msg)
+	# The expired message in the dead-letter channel.
+	echo 'Error: msg-route: message expired' | same out10
+}
+
+@test "man: msg-tap(1) examples run as pasted" {
+	examples msg-tap.1 7
+	quiet 4 5 6 7
+	# A line on standard error for each message; the flow goes on.
+	[ ! -s out1 ]
+	[ "$(wc -l <err1)" = 2 ]
+	grep -q ' File-Name=1\.xml$' err1
+	grep -q ' File-Name=2\.xml$' err1
+	echo 1.xml | same <(names work/rush.msg)
+	echo 2.xml | same <(names work/bulk.msg)
+	# Only the rush order watched, with its headers; the flow kept whole.
+	[ ! -s out2 ]
+	same <(jq -r '.headers."File-Name"' err2) <<<1.xml
+	printf '1.xml\n2.xml\n' | same <(names work/all.msg)
+	# The readers of the tap FIFO came and went, each seeing some orders,
+	# in order; the flow lost none.  Which orders a reader saw depends on
+	# timing, so only that is checked.
+	same <(tail -n 6 out3) <<'EOF'
+order 1
+order 2
+order 3
+order 4
+order 5
+order 6
+EOF
+	head -n "$(($(wc -l <out3) - 6))" out3 | grep -v '^$' >seen || true
+	[ -z "$(grep -v -x -E 'order [1-6]' seen)" ]
+	sort -u -k 2n seen | same seen
+	# At most the tap's count of copies and drops on standard error.
+	[ "$(wc -l <err3)" -le 1 ]
+	[ -z "$(grep -v -E "^msg-tap: tap 'watch\.fifo': [0-9]+ copied, [0-9]+ dropped, reopened [0-9]+ times$" err3)" ]
+	# A copy of every message in the store.
+	printf '1.xml\n2.xml\n' | same out4
+	echo 1.xml | same <(names work/rush2.msg)
+	# The spool: a file per message, taken out oldest first.
+	[ "$(head -n 2 out5 | grep -c -E '^[^/]+\.msg$')" = 2 ]
+	same <(tail -n +3 out5) <<'EOF'
+spool/new:
+
+store3:
+1.xml
+2.xml
+EOF
+	cmp work/1.xml work/store3/1.xml
+	# The spool drained into another, a summary line per message.
+	printf '2 passed.log\n2\n' | same out6
+	[ -z "$(ls -A work/inbox/new)" ]
+	# JSON envelopes, wrapped again and unwrapped.
+	printf '1.xml\n2.xml\n1.xml\n2.xml\n' | same out7
+	cmp work/2.xml work/store2/2.xml
+}
+
+@test "man: msg-translate(1) examples run as pasted" {
+	examples msg-translate.1 6
+	quiet 1 2 3 4 5 6
+	# An invoice for each order.
+	same out1 <<'EOF'
+<invoice order="1" lines="1"/>
+<invoice order="2" lines="2"/>
+EOF
+	# What the text says it prints.
+	echo '{"order":"A-7","total":6.5}' | same out2
+	# The mapping, and the JSON back from it.
+	grep -qx '<map><string key="id">A-7</string><boolean key="paid">true</boolean></map>' out3
+	same <(sed -n '/^{/,$p' out3 | jq -c .) <<<'{"id":"A-7","paid":true}'
+	# The same headers with a stylesheet and with --set.
+	same <(grep -E '^(Order-Id|Format):' out4) <<'EOF'
+Order-Id: 1
+Format: order-v1
+Order-Id: 2
+Format: order-v1
+Order-Id: 1
+Format: order-v1
+Order-Id: 2
+Format: order-v1
+EOF
+	# Each partner's order normalized.
+	same <(grep '^<order' out5) <<'EOF'
+<order id="17" source="partner-a"/>
+<order id="18" source="partner-b"/>
+EOF
+	# The batch job: invoices written, the file moved, nothing rejected.
+	same out6 <<'EOF'
+outgoing:
+invoice-1.xml
+invoice-2.xml
+
+processed:
+orders.xml
+EOF
+	grep -q '<invoice order="2" lines="2"/>' work/outgoing/invoice-2.xml
+	[ -z "$(ls -A work/incoming)" ]
+	[ ! -s work/rejected.msg ]
+}
+
+@test "man: msg-tools(7) examples run as pasted" {
+	examples msg-tools.7 5
+	quiet 1 2 3 4 5
+	# The files unwrapped into out.
+	cmp work/in/1.xml work/out/1.xml
+	cmp work/in/2.xml work/out/2.xml
+	# Through a FIFO.
+	[ "$(count '^Message-Id: ' out2)" = 1 ]
+	grep -qx 'File-Name: 1.xml' out2
+	# The reader got the messages of both writers: out now holds each
+	# file twice.
+	[ "$(ls work/out | wc -l)" = 4 ]
+	local f ones=0 twos=0
+	for f in work/out/*; do
+		if cmp -s "$f" work/in/1.xml; then
+			ones=$((ones + 1))
+		elif cmp -s "$f" work/in/2.xml; then
+			twos=$((twos + 1))
+		fi
+	done
+	[ "$ones" = 2 ]
+	[ "$twos" = 2 ]
+	# The journal, with the step in Message-History.
+	[ "$(count '^Message-History: intake$' out4)" = 2 ]
+	[ "$(msg-unwrap -H work/journal.msg | grep -c '^Message-Id: ')" = 2 ]
+	# The good body through, the bad line set aside.
+	[ "$(head -n 1 out5)" = ok ]
+	grep -q '^Error: .*not JSON' out5
+	grep -qx 'Content-Length: 8' out5
+}
