@@ -4,18 +4,20 @@
 # --once, against the same messages through a plain file.
 # usage: sh bench/dir.sh [BUILD]
 #
-# A message into a spool costs a file, two fsyncs (the file, then new/)
-# and a rename; out of it a lock, a rename and an unlink. Reported with
-# the times: the fsync calls each way (counted by tests/faults/faultinject
-# with FAULT_ERRNO=none, which lets every sync through unmade) and the
-# times of the same runs with the syncs skipped that way: the ratio says
-# how much of the time is the disk's. The reader makes no fsync, but on a
-# journalling file system renaming and deleting files that are on the
-# disk waits for the journal, so it is timed on a spool written both
-# ways. The reader has a target of its own:
-# it lists new/ once per 4096 messages, so draining a spool must cost the
-# same per message however full the spool is; a reader that listed the
-# directory for every message took minutes over 10,000.
+# A message into a spool costs a file, its fsync and a rename, and a share
+# of one fsync of new/ for each group of messages committed together;
+# out of it a lock, a rename and an unlink. The third figure is a flow
+# from spool to spool through msg-route, whose reader commits up to 64
+# messages' outputs at once. Reported with the times: the fsync calls
+# (counted by tests/faults/faultinject with FAULT_ERRNO=none, which lets
+# every sync through unmade) and the times of the same runs with the
+# syncs skipped that way: the ratio says how much of the time is the
+# disk's. The reader makes no fsync, but on a journalling file system
+# renaming and deleting files that are on the disk waits for the journal,
+# so it is timed on a spool written both ways. The reader has a target of
+# its own: it lists new/ once per 4096 messages, so draining a spool must
+# cost the same per message however full the spool is; a reader that
+# listed the directory for every message took minutes over 10,000.
 #
 # The spool lives in the scratch directory under TMPDIR, whose file
 # system is named in the output: on a tmpfs an fsync costs nothing.
@@ -30,6 +32,7 @@ bench_need_positive BENCH_DIR_MESSAGES "$N"
 READ_TARGET=10000	# messages per second out of a spool, fsyncs skipped
 wrap=$(bench_tool msg-wrap)
 unwrap=$(bench_tool msg-unwrap)
+route=$(bench_tool msg-route)
 lines=$BENCH_TMP/dir-lines.txt
 awk -v n="$N" 'BEGIN { for (i = 1; i <= n; i++) printf "message %08d %s\n", i, "payload-payload-payload-payload" }' >"$lines"
 
@@ -84,6 +87,25 @@ round_trip() {
 	done
 }
 
+# From one spool into another through msg-route, as PREFIX runs it; best
+# of BENCH_RUNS: THROUGH_US. The input spool is filled outside the timing.
+through() {
+	THROUGH_US=
+	_r=0
+	while [ "$_r" -lt "$BENCH_RUNS" ]; do
+		_a=$BENCH_TMP/from.$_r.$# _b=$BENCH_TMP/to.$_r.$#
+		nosync "$wrap" -l "$lines" --output "dir:$_a" || bench_die "filling '$_a' failed"
+		elapsed_us "$@" "$route" --once -f 'true()' --output "dir:$_b" "dir:$_a"
+		[ -z "$THROUGH_US" ] || [ "$_us" -lt "$THROUGH_US" ] && THROUGH_US=$_us
+		_got=$(find "$_b/new" -type f | wc -l)
+		[ "$_got" -eq "$N" ] || bench_die "the output spool holds $_got messages, not $N"
+		_left=$(find "$_a" -type f | wc -l)
+		[ "$_left" -eq 0 ] || bench_die "$_left files left in the input spool"
+		rm -rf "$_a" "$_b"
+		_r=$((_r + 1))
+	done
+}
+
 fs=$(stat -f -c %T "$BENCH_TMP" 2>/dev/null || echo unknown)
 echo "dir: $N messages of $(($(wc -c <"$lines") / N)) bytes, spool on $fs"
 
@@ -92,14 +114,24 @@ sync_in=$IN_US sync_out=$OUT_US
 round_trip nosync
 nosync_in=$IN_US nosync_out=$OUT_US
 
+through
+sync_through=$THROUGH_US
+through nosync
+nosync_through=$THROUGH_US
+
 bench_measure "$lines" null "$wrap" -l
 plain_in=$BENCH_US
 "$wrap" -l "$lines" --output "$BENCH_TMP/plain.msg" || bench_die "msg-wrap into a file failed"
 bench_measure "$BENCH_TMP/plain.msg" null "$unwrap" -s '\n'
 plain_out=$BENCH_US
+bench_measure "$BENCH_TMP/plain.msg" null "$route" -f 'true()'
+plain_through=$BENCH_US
 
 fsyncs_in=$(syncs "$BENCH_TMP/in.log" "$wrap" -l "$lines" --output "dir:$BENCH_TMP/counted")
 fsyncs_out=$(syncs "$BENCH_TMP/out.log" "$unwrap" --once "dir:$BENCH_TMP/counted" --output /dev/null)
+nosync "$wrap" -l "$lines" --output "dir:$BENCH_TMP/counted" || bench_die "msg-wrap failed"
+fsyncs_through=$(syncs "$BENCH_TMP/through.log" "$route" --once -f 'true()' \
+	--output "dir:$BENCH_TMP/counted-out" "dir:$BENCH_TMP/counted")
 
 # report TITLE LABEL-SYNC LABEL-NOSYNC SYNC_US NOSYNC_US PLAIN_US FSYNCS
 report() {
@@ -115,6 +147,9 @@ report "into the spool (msg-wrap -l --output dir:):" "with fsync" \
 report "out of the spool (msg-unwrap --once dir:), which makes no fsync itself:" \
 	"spool written with fsync" "spool written with fsyncs skipped" \
 	"$sync_out" "$nosync_out" "$plain_out" "$fsyncs_out"
+report "from spool to spool (msg-route --once -f 'true()' --output dir: dir:):" \
+	"with fsync" "fsyncs skipped (unsafe)" \
+	"$sync_through" "$nosync_through" "$plain_through" "$fsyncs_through"
 # On a journalling file system, renaming and unlinking files that are on
 # the disk waits for the journal; files still in the page cache do not.
 bench_verdict "reading a spool of $N (written with syncs skipped)" \

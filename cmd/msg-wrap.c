@@ -150,6 +150,7 @@ static void each_line(struct tool *t, int fd, const struct input *in, line_fn fn
 	struct buf buf = BUF_INIT;
 	size_t start = 0, scanned = 0;
 	unsigned long long lineno = 0;
+	int may_wait = io_read_may_wait(fd);
 	ssize_t r;
 
 	buf_grow(&buf, 256 * 1024);
@@ -167,7 +168,8 @@ static void each_line(struct tool *t, int fd, const struct input *in, line_fn fn
 		start = 0;
 		if (buf_avail(&buf) < 64 * 1024)
 			buf_grow(&buf, buf.cap);
-		frame_writers_flush_all();
+		if (may_wait)	/* nothing waits in a buffer while we do */
+			frame_writers_flush_all();
 		r = xread(fd, buf.ptr + buf.len, buf_avail(&buf));
 		if (r < 0)
 			die_errno(EX_IOERR, "cannot read '%s'", in->name);

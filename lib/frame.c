@@ -27,6 +27,7 @@ void frame_reader_init(struct frame_reader *fr, int fd, const char *name)
 {
 	memset(fr, 0, sizeof(*fr));
 	fr->fd = fd;
+	fr->may_wait = io_read_may_wait(fd);
 	fr->name = xstrdup(name);
 	fr->cap = READ_CHUNK + FRAME_HEADER_MAX;
 	fr->buf = xmalloc(fr->cap);
@@ -97,7 +98,8 @@ static int fill(struct frame_reader *fr)
 	if (fr->end == fr->cap)
 		return 1;	/* full: caller's limit check decides */
 	/* A message must never sit in an output buffer while we wait. */
-	frame_writers_flush_all();
+	if (fr->may_wait)
+		frame_writers_flush_all();
 	for (;;) {
 		r = xread(fr->fd, fr->buf + fr->end, fr->cap - fr->end);
 		if (r >= 0 || errno != EINTR)
@@ -572,6 +574,16 @@ int frame_writer_flush(struct frame_writer *fw)
 	return 0;
 }
 
+/* A spool writer's committed messages into new/, durably (spool.h). */
+static int publish(struct frame_writer *fw)
+{
+	if (!fw->spool || fw->err)
+		return fw->err ? -1 : 0;
+	if (spool_publish(fw->spool) < 0)
+		return set_failed(fw, errno);
+	return 0;
+}
+
 void frame_writers_flush_whole(void)
 {
 	for (struct frame_writer *fw = writers; fw; fw = fw->next_registered) {
@@ -584,10 +596,10 @@ void frame_writers_flush_whole(void)
 			if (fw->spool) {
 				spool_abort(fw->spool);
 				fw->fd = -1;
-				continue;
 			}
 		}
-		frame_writer_flush(fw);
+		if (frame_writer_flush(fw) == 0)
+			publish(fw);
 	}
 }
 
@@ -598,6 +610,8 @@ static int flush_ready(struct frame_writer *fw)
 {
 	size_t ready = fw->frame_start;
 
+	if (fw->spool)	/* its open frame is a file of its own */
+		return publish(fw);
 	if (!fw->in_frame)
 		return frame_writer_flush(fw);
 	if (fw->err) {
@@ -614,6 +628,14 @@ static int flush_ready(struct frame_writer *fw)
 	/* None of the open frame went out: others may write meanwhile. */
 	unlock(fw);
 	return 0;
+}
+
+struct frame_writer *frame_writers_failed(void)
+{
+	for (struct frame_writer *fw = writers; fw; fw = fw->next_registered)
+		if (fw->err)
+			return fw;
+	return NULL;
 }
 
 int frame_writers_flush_all(void)
@@ -811,7 +833,11 @@ int frame_writer_whole(struct frame_writer *fw, const char *frame, size_t n)
 int frame_writer_close(struct frame_writer *fw)
 {
 	int r = frame_writer_flush(fw);
-	int err = errno;
+	int err;
+
+	if (r == 0)
+		r = publish(fw);
+	err = errno;
 
 	if (fw->fd >= 0) {
 		if (fw->owns_fd && close(fw->fd) < 0 && r == 0) {

@@ -40,6 +40,7 @@ struct frame_reader {
 	size_t cap, pos, end;
 	uint64_t base;		/* stream offset of buf[0] */
 	int eof;
+	int may_wait;		/* reads can block: flush outputs before */
 	int in_body;		/* body (or its final LF) not yet consumed */
 	uint64_t body_len, body_left;
 	uint64_t frame_offset;
@@ -148,6 +149,8 @@ int frame_history_on(void);
  * waits for input. Returns -1 if any writer has failed.
  */
 int frame_writers_flush_all(void);
+/* The first writer that has failed, or NULL. */
+struct frame_writer *frame_writers_failed(void);
 /* On the way out after an error: write what is buffered of whole frames
  * only, so no output ends in a frame cut short by the error. */
 void frame_writers_flush_whole(void);

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 volatile sig_atomic_t io_stop_requested;
@@ -17,6 +18,13 @@ ssize_t xread(int fd, void *p, size_t n)
 		r = read(fd, p, n);
 	while (r < 0 && errno == EINTR && !io_stop_requested);
 	return r;
+}
+
+int io_read_may_wait(int fd)
+{
+	struct stat st;
+
+	return fstat(fd, &st) < 0 || !(S_ISREG(st.st_mode) || S_ISBLK(st.st_mode));
 }
 
 int write_all(int fd, const void *p, size_t n)

@@ -19,6 +19,9 @@ extern volatile sig_atomic_t io_stop_requested;
 
 /* One read(2), retried on EINTR: bytes read, 0 at EOF, -1 with errno. */
 ssize_t xread(int fd, void *p, size_t n);
+/* Can a read of fd wait (a pipe, FIFO, socket, terminal), unlike one of a
+ * regular file? Outputs are flushed before reads that can. */
+int io_read_may_wait(int fd);
 /* Write all n bytes: 0, or -1 with errno. */
 int write_all(int fd, const void *p, size_t n);
 /* Read until n bytes or EOF: bytes read, or -1 with errno. */

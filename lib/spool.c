@@ -18,6 +18,8 @@
 #include "io.h"
 
 #define POLL_MS 200
+/* Messages a writer holds in tmp/ before it publishes them together. */
+#define STAGED_MAX 256
 /* Names of new/ a reader keeps listed at a time. */
 #define LISTING_MAX 4096
 /* Seconds a file may sit unchanged and unlocked in tmp/ before a reader
@@ -31,6 +33,7 @@ struct listing {
 };
 
 static void listing_release(struct listing *l);
+static void unstage_from(struct spool *s, size_t i);
 
 struct spool {
 	char *dir;
@@ -38,9 +41,16 @@ struct spool {
 	/* the message being written */
 	int wfd;
 	char wname[UUID_STR_LEN + 32];
+	/* written and synced in tmp/, waiting for spool_publish */
+	char (*staged)[UUID_STR_LEN + 32];
+	size_t nstaged;
 	/* the message claimed */
-	int rfd;
-	char rname[512];
+	/* the messages claimed and not yet done with, the last in hand */
+	struct claim {
+		int fd;
+		char name[256];
+	} held[SPOOL_CLAIMS_MAX];
+	size_t nheld;
 	int inotify;			/* on new/, or -1: poll instead */
 	/* --once: the newest name present when reading began; later ones
 	 * (a flow writing back into its own spool) wait for the next run. */
@@ -87,7 +97,7 @@ struct spool *spool_open(const char *dir, int create, struct buf *err)
 
 	memset(s, 0, sizeof(*s));
 	s->dir = xstrdup(dir);
-	s->wfd = s->rfd = s->inotify = -1;
+	s->wfd = s->inotify = -1;
 	s->tmpfd = s->newfd = s->curfd = -1;
 	/* A reader does not make up the directory it was told to read:
 	 * a mistyped name would otherwise wait for ever on an empty one. */
@@ -114,8 +124,10 @@ void spool_close(struct spool *s)
 		return;
 	if (s->wfd >= 0)
 		spool_abort(s);
-	if (s->rfd >= 0)
-		close(s->rfd);
+	unstage_from(s, 0);
+	free(s->staged);
+	while (s->nheld)
+		close(s->held[--s->nheld].fd);
 	for (int *fd = &s->tmpfd; fd <= &s->curfd; fd++)
 		if (*fd >= 0)
 			close(*fd);
@@ -148,6 +160,17 @@ int spool_begin(struct spool *s)
 	return s->wfd;
 }
 
+/* Remove staged messages from the i-th on: they never reach new/. */
+static void unstage_from(struct spool *s, size_t i)
+{
+	int saved = errno;
+
+	for (; i < s->nstaged; i++)
+		unlinkat(s->tmpfd, s->staged[i], 0);
+	s->nstaged = 0;
+	errno = saved;
+}
+
 int spool_commit(struct spool *s)
 {
 	int r = xfsync(s->wfd);
@@ -155,17 +178,32 @@ int spool_commit(struct spool *s)
 	if (close(s->wfd) < 0 && r == 0)
 		r = -1;
 	s->wfd = -1;
-	if (r == 0)
-		r = renameat(s->tmpfd, s->wname, s->newfd, s->wname);
-	/* The rename is durable once new/ is. */
-	if (r == 0)
-		r = xfsync(s->newfd);
 	if (r < 0) {
-		int saved = errno;
-		unlinkat(s->tmpfd, s->wname, 0);
-		errno = saved;
+		/* The writer has failed: what waits with it is not published. */
+		spool_abort(s);
+		unstage_from(s, 0);
+		return -1;
 	}
-	return r;
+	if (!s->staged)
+		s->staged = xmalloc(STAGED_MAX * sizeof(*s->staged));
+	memcpy(s->staged[s->nstaged++], s->wname, sizeof(s->wname));
+	return s->nstaged == STAGED_MAX ? spool_publish(s) : 0;
+}
+
+int spool_publish(struct spool *s)
+{
+	size_t i;
+
+	if (!s->nstaged)
+		return 0;
+	for (i = 0; i < s->nstaged; i++)
+		if (renameat(s->tmpfd, s->staged[i], s->newfd, s->staged[i]) < 0) {
+			unstage_from(s, i);
+			return -1;
+		}
+	s->nstaged = 0;
+	/* The renames are durable once new/ is: one sync for them all. */
+	return xfsync(s->newfd);
 }
 
 void spool_abort(struct spool *s)
@@ -273,8 +311,9 @@ static int take(struct spool *s, int dirfd, const char *name)
 		close(fd);	/* another reader renamed it first */
 		return -1;
 	}
-	s->rfd = fd;
-	snprintf(s->rname, sizeof(s->rname), "%s", name);
+	s->held[s->nheld].fd = fd;
+	snprintf(s->held[s->nheld].name, sizeof(s->held[s->nheld].name), "%s", name);
+	s->nheld++;
 	return fd;
 }
 
@@ -402,6 +441,10 @@ int spool_claim(struct spool *s, int wait, struct buf *name)
 {
 	int fd = -1;
 
+	if (s->nheld == SPOOL_CLAIMS_MAX) {
+		errno = EBUSY;	/* done with some first */
+		return -1;
+	}
 	if (!s->reading) {
 		s->reading = 1;
 		sweep_tmp(s);
@@ -420,7 +463,7 @@ int spool_claim(struct spool *s, int wait, struct buf *name)
 			fd = claim_listed(s);
 		if (fd >= 0) {
 			buf_reset(name);
-			buf_addstr(name, s->rname);
+			buf_addstr(name, s->held[s->nheld - 1].name);
 			return fd;
 		}
 		if (!wait || io_stop_requested)
@@ -434,15 +477,20 @@ int spool_claim(struct spool *s, int wait, struct buf *name)
 
 int spool_done(struct spool *s)
 {
-	int r = unlinkat(s->curfd, s->rname, 0);
+	int r = 0;
 
-	close(s->rfd);
-	s->rfd = -1;
+	for (size_t i = 0; i < s->nheld; i++) {
+		if (unlinkat(s->curfd, s->held[i].name, 0) < 0 && r == 0)
+			r = -1;
+		close(s->held[i].fd);
+	}
+	s->nheld = 0;
 	return r;
 }
 
 int spool_set_aside(struct spool *s, struct buf *where)
 {
+	struct claim *c = &s->held[s->nheld - 1];
 	char path[4096];
 	int badfd, r;
 
@@ -451,13 +499,15 @@ int spool_set_aside(struct spool *s, struct buf *where)
 		return -1;
 	if ((badfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
 		return -1;
-	r = renameat(s->curfd, s->rname, badfd, s->rname);
+	r = renameat(s->curfd, c->name, badfd, c->name);
 	if (r == 0)
 		r = xfsync(badfd);
 	close(badfd);
 	if (r == 0) {
 		buf_reset(where);
-		buf_addf(where, "dir:%s/bad/%s", s->dir, s->rname);
+		buf_addf(where, "dir:%s/bad/%s", s->dir, c->name);
+		close(c->fd);
+		s->nheld--;
 	}
 	return r;
 }
@@ -465,6 +515,5 @@ int spool_set_aside(struct spool *s, struct buf *where)
 void spool_release(struct spool *s)
 {
 	/* Closing drops the lock: the file is an orphan any reader takes. */
-	close(s->rfd);
-	s->rfd = -1;
+	close(s->held[--s->nheld].fd);
 }

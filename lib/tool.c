@@ -66,8 +66,12 @@ static void set_aside_claimed(void)
 static void before_exit(int code)
 {
 	frame_writers_flush_whole();
-	if (claimed && code == EX_DATAERR)
+	if (claimed && code == EX_DATAERR) {
 		set_aside_claimed();
+		/* The messages read before it are done: their outputs are out. */
+		if (frame_writers_flush_all() == 0)
+			spool_done(claimed);
+	}
 }
 
 static void on_stop(int sig)
@@ -390,41 +394,67 @@ static int each_frame_of(struct tool *t, int fd, const char *name,
 typedef int (*claimed_fn)(struct tool *t, int fd, const char *display,
 			  const char *file_name, void *arg);
 
+/* The claimed files are done once what the tool wrote for them is out of
+ * its buffers (and, for dir: outputs, durable): then they are deleted. */
+static void finish_claimed(struct spool *sp, const char *addr)
+{
+	if (frame_writers_flush_all() < 0) {
+		struct frame_writer *fw = frame_writers_failed();
+		if (fw)
+			tool_writer_failed(fw);
+		die(EX_IOERR, "cannot write output: %s", strerror(errno));
+	}
+	if (spool_done(sp) < 0)
+		die_errno(EX_IOERR, "cannot remove a message of '%s'", addr);
+}
+
 /*
- * A dir: input: claim files oldest first, and delete each only once what
- * the tool wrote for it is out of its buffers (and, for dir: outputs,
- * durable): a crash in between means the file is read again, never lost.
- * With --once, stop when the directory is empty.
+ * A dir: input: claim files oldest first, and delete them only once what
+ * the tool wrote for them is out: a crash in between means they are read
+ * again, never lost. Up to SPOOL_CLAIMS_MAX are processed before their
+ * outputs are flushed together (one sync of a dir: output for them all),
+ * and never while the tool waits for more. With --once, stop when the
+ * directory is empty.
  */
 static void each_claimed(struct tool *t, const char *addr, claimed_fn fn, void *arg)
 {
 	struct buf err = BUF_INIT, name = BUF_INIT, display = BUF_INIT;
 	struct spool *sp = spool_open(addr + 4, 0, &err);
-	int fd = 0;
+	size_t held = 0;
+	int fd;
 
 	if (!sp)
 		die(EX_NOINPUT, "%s", err.ptr);
-	while (!io_stop_requested && (fd = spool_claim(sp, !t->once, &name)) > 0) {
-		int whole;
-
+	while (!io_stop_requested) {
+		/* What the held messages made goes out before any wait. */
+		fd = spool_claim(sp, held ? 0 : !t->once, &name);
+		if (fd < 0)
+			die_errno(EX_IOERR, "cannot read '%s'", addr);
+		if (fd == 0) {
+			if (!held)
+				break;
+			finish_claimed(sp, addr);
+			held = 0;
+			continue;
+		}
+		held++;
 		buf_reset(&display);
 		buf_addf(&display, "%s/cur/%s", addr, name.ptr);
 		claimed = sp;
 		claimed_name = display.ptr;
-		whole = fn(t, fd, display.ptr, name.ptr, arg);
-		claimed = NULL;
-		if (frame_writers_flush_all() < 0)
-			die(EX_IOERR, "cannot write output: %s", strerror(errno));
-		/* Stopped before its end: leave it for the next reader. */
-		if (!whole) {
+		if (!fn(t, fd, display.ptr, name.ptr, arg)) {
+			/* Stopped before its end: leave it for the next reader. */
+			claimed = NULL;
 			spool_release(sp);
 			break;
 		}
-		if (spool_done(sp) < 0)
-			die_errno(EX_IOERR, "cannot remove '%s'", display.ptr);
+		claimed = NULL;
+		if (held == SPOOL_CLAIMS_MAX) {
+			finish_claimed(sp, addr);
+			held = 0;
+		}
 	}
-	if (fd < 0)
-		die_errno(EX_IOERR, "cannot read '%s'", addr);
+	finish_claimed(sp, addr);
 	spool_close(sp);
 	buf_release(&err);
 	buf_release(&name);

@@ -209,8 +209,8 @@ produce() {
 	prod=$spawned
 	# The reader side, msg-route dir:mid --output dir:out, killed every
 	# 50-300 ms: in odd rounds a --once run (as from cron), in even rounds
-	# a waiting reader. After each kill the message it held, if any, is
-	# an orphan in mid/cur: in flight, so it may be in out/ twice.
+	# a waiting reader. After each kill the messages it held, if any, are
+	# orphans in mid/cur: in flight, so they may be in out/ twice.
 	while :; do
 		if ((rounds % 2)); then
 			spawn msg-route --once -f 'true()' dir:mid --output dir:out
@@ -225,7 +225,8 @@ produce() {
 		status_of "$c" 10
 		if [ "$status" = 137 ]; then
 			ckills=$((ckills + 1))
-			[ "$(nfiles mid/cur)" -le 1 ]
+			# A reader holds at most 64 (their outputs synced as one).
+			[ "$(nfiles mid/cur)" -le 64 ]
 			for f in mid/cur/*; do
 				[ ! -e "$f" ] || message_ids <"$f"
 			done >>inflight

@@ -21,23 +21,6 @@ setup() {
 	: >acks
 }
 
-# faulty NAME=VALUE... -- CMD...: CMD with the shim preloaded and the
-# FAULT_ settings given; failed calls are listed in faults.log. A
-# sanitizer runtime wants to be first among the preloaded libraries;
-# the shim passes every call it does not fail on to it, so its check of
-# the order is turned off.
-faulty() {
-	local -a settings=()
-	while [ "$1" != -- ]; do
-		settings+=("$1")
-		shift
-	done
-	shift
-	env LD_PRELOAD="$BATS_FILE_TMPDIR/faultinject.so" \
-		ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
-		FAULT_LOG="$PWD/faults.log" "${settings[@]}" "$@"
-}
-
 # The store holds every acknowledged message, whole, each batch all or
 # nothing; and it takes more, up to 300 messages, checked again.
 consistent() {

@@ -27,3 +27,21 @@ cc_preload() {
 	${CC:-cc} -std=gnu11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -shared -fPIC \
 		-o "$1" "$2" -ldl
 }
+
+# faulty NAME=VALUE... -- CMD...: CMD with the shim built by cc_preload
+# as $BATS_FILE_TMPDIR/faultinject.so preloaded and the FAULT_ settings
+# given; failed calls are listed in faults.log (unless FAULT_LOG says). A
+# sanitizer runtime wants to be first among the preloaded libraries;
+# the shim passes every call it does not fail on to it, so its check of
+# the order is turned off.
+faulty() {
+	local -a settings=()
+	while [ "$1" != -- ]; do
+		settings+=("$1")
+		shift
+	done
+	shift
+	env LD_PRELOAD="$BATS_FILE_TMPDIR/faultinject.so" \
+		ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
+		FAULT_LOG="$PWD/faults.log" "${settings[@]}" "$@"
+}
