@@ -127,6 +127,16 @@ static void open_channels(struct tool *t)
 	buf_release(&err);
 }
 
+/* --on-error skip-channel: a channel that fails, even when output is
+ * flushed between messages, is one to go on without, not the end of the
+ * run; the dead-letter channel is never skipped. */
+static void tolerate_channels(void)
+{
+	for (size_t i = 0; skip_channel && i < out.n; i++)
+		if ((long)i != dead_letter_channel)
+			frame_writer_tolerate(out.v[i].w);
+}
+
 /* SIGHUP: read the rules file again; a bad file leaves the old rules. */
 static void on_hup(int sig)
 {
@@ -143,6 +153,7 @@ static void reload(void)
 		warnx_msg("%s; keeping the rules in force", err.ptr);
 	else
 		warnx_msg("'%s': %zu rules loaded", opt.rules_file, router.table.n);
+	tolerate_channels();
 	buf_release(&err);
 }
 
@@ -309,6 +320,7 @@ int main(int argc, char **argv)
 	compile_all(&t);
 	tool_open_outputs(&t);
 	open_channels(&t);
+	tolerate_channels();
 	if (opt.rules_file) {
 		struct sigaction sa = { .sa_handler = on_hup };
 		sigaction(SIGHUP, &sa, NULL);

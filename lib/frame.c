@@ -633,7 +633,7 @@ static int flush_ready(struct frame_writer *fw)
 struct frame_writer *frame_writers_failed(void)
 {
 	for (struct frame_writer *fw = writers; fw; fw = fw->next_registered)
-		if (fw->err)
+		if (fw->err && !fw->tolerated)
 			return fw;
 	return NULL;
 }
@@ -643,7 +643,7 @@ int frame_writers_flush_all(void)
 	int r = 0;
 
 	for (struct frame_writer *fw = writers; fw; fw = fw->next_registered)
-		if (flush_ready(fw) < 0)
+		if (flush_ready(fw) < 0 && !fw->tolerated)
 			r = -1;
 	return r;
 }

@@ -93,6 +93,7 @@ struct frame_writer {
 	int fd;
 	struct spool *spool;	/* a dir: channel: one file per frame */
 	int owns_fd;		/* opened by us: close it (not inherited ones) */
+	int tolerated;		/* its failure is the tool's to handle */
 	char *name;
 	struct buf out;
 	int lock;		/* lock per frame (shared FIFO, pipe or file) */
@@ -149,8 +150,15 @@ int frame_history_on(void);
  * waits for input. Returns -1 if any writer has failed.
  */
 int frame_writers_flush_all(void);
-/* The first writer that has failed, or NULL. */
+/* The first writer that has failed, or NULL; tolerated ones aside. */
 struct frame_writer *frame_writers_failed(void);
+/* A writer the tool can go on without (msg-route --on-error
+ * skip-channel): its failure no longer fails frame_writers_flush_all,
+ * and the tool finds it when it next writes to it, or closes it. */
+static inline void frame_writer_tolerate(struct frame_writer *fw)
+{
+	fw->tolerated = 1;
+}
 /* On the way out after an error: write what is buffered of whole frames
  * only, so no output ends in a frame cut short by the error. */
 void frame_writers_flush_whole(void);

@@ -452,3 +452,23 @@ drop() {
 	[ "$stderr" = "msg-split: cannot read spool directory 'dir:nowhere': No such file or directory" ]
 	[ ! -e nowhere ]
 }
+
+@test "dir: msg-route --on-error skip-channel reading a spool goes on when a FIFO reader leaves" {
+	local i
+	for ((i = 1; i <= 1000; i++)); do
+		printf 'message %04d %0190d\n' "$i" 0
+	done >lines
+	msg-wrap -l --output dir:in lines
+	mkfifo gone.fifo
+	# A reader that opens the FIFO and leaves at once: every write fails.
+	sh -c 'exec 7<gone.fifo' &
+	run -74 --separate-stderr msg-route --once --on-error skip-channel -a --stats \
+		-w 'true()' -t gone.fifo -w 'true()' -t keep.msg dir:in
+	wait
+	[ "${stderr_lines[0]}" = "msg-route: cannot write 'gone.fifo': Broken pipe; skipping it from now on" ]
+	[[ "$stderr" == *"stats: channel 'keep.msg': 1000"* ]]
+	[[ "$stderr" == *"undeliverable "[1-9]* ]]
+	# The spool is emptied: every message reached the channel that is left.
+	empty_spool in
+	[ "$(msg-unwrap -s '\n' keep.msg)" = "$(cat lines)" ]
+}
