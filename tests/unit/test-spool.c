@@ -1,0 +1,224 @@
+/* test-spool: dir: spools: group commit, claims, listings, set-aside files. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "io.h"
+#include "spool.h"
+#include "unit.h"
+
+static char top[] = "/tmp/test-spool.XXXXXX";
+
+/* The number of entries in DIR/sub that do not begin with '.'. */
+static int count_in(const char *dir, const char *sub)
+{
+	char path[512];
+	DIR *d;
+	struct dirent *e;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, sub);
+	if (!(d = opendir(path)))
+		return -1;
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+/* A message file delivered into DIR/new: 0, or -1. */
+static int put(const char *dir, const char *name, const char *text)
+{
+	char path[512];
+	int fd, r;
+
+	snprintf(path, sizeof(path), "%s/new/%s", dir, name);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	if (fd < 0)
+		return -1;
+	r = write_all(fd, text, strlen(text));
+	close(fd);
+	return r;
+}
+
+static struct spool *open_spool(const char *name, int create, char *dir, size_t size)
+{
+	struct buf err = BUF_INIT;
+	struct spool *s;
+
+	snprintf(dir, size, "%s/%s", top, name);
+	s = spool_open(dir, create, &err);
+	if (!s)
+		printf("# %s\n", err.ptr);
+	buf_release(&err);
+	return s;
+}
+
+/* Committed messages wait in tmp/ and go to new/ 256 at a time, or when
+ * published; what is neither published nor committed is removed. */
+static void test_group_commit(void)
+{
+	char dir[512];
+	struct spool *s = open_spool("w", 1, dir, sizeof(dir));
+	int committed = 0;
+
+	CHECK(s != NULL);
+	for (int i = 0; i < 300; i++) {
+		int fd = spool_begin(s);
+		committed += fd >= 0 && write_all(fd, "x", 1) == 0 && spool_commit(s) == 0;
+	}
+	CHECK(committed == 300);
+	CHECK(count_in(dir, "new") == 256);
+	CHECK(count_in(dir, "tmp") == 44);
+	CHECK(spool_publish(s) == 0);
+	CHECK(count_in(dir, "new") == 300);
+	CHECK(count_in(dir, "tmp") == 0);
+	CHECK(spool_publish(s) == 0);	/* nothing waits: nothing to do */
+
+	CHECK(spool_begin(s) >= 0);
+	spool_abort(s);
+	CHECK(count_in(dir, "tmp") == 0);
+
+	CHECK(spool_begin(s) >= 0);
+	CHECK(spool_commit(s) == 0);
+	CHECK(spool_begin(s) >= 0);
+	CHECK(count_in(dir, "tmp") == 2);
+	spool_close(s);		/* neither is published */
+	CHECK(count_in(dir, "tmp") == 0);
+	CHECK(count_in(dir, "new") == 300);
+}
+
+/* 9,000 names, made in a scrambled order, come out sorted: more than two
+ * listings' worth, so the trimming of a listing is crossed. */
+static void test_claims_in_name_order(void)
+{
+	char dir[512], name[32];
+	struct buf got = BUF_INIT;
+	struct spool *s = open_spool("r", 1, dir, sizeof(dir));
+	int n = 9000, in_order = 1, fd, taken = 0, made = 0;
+	char last[32] = "";
+
+	CHECK(s != NULL);
+	for (int i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), "%06d.msg", (i * 7919) % n);
+		made += put(dir, name, "m") == 0;
+	}
+	CHECK(made == n);
+	while ((fd = spool_claim(s, 0, &got)) > 0) {
+		in_order &= strcmp(last, got.ptr) < 0;
+		snprintf(last, sizeof(last), "%s", got.ptr);
+		if (++taken % SPOOL_CLAIMS_MAX == 0 && spool_done(s) < 0)
+			break;
+	}
+	CHECK(fd == 0);
+	CHECK(taken == n);
+	CHECK(in_order);
+	CHECK(spool_done(s) == 0);
+	CHECK(count_in(dir, "new") == 0);
+	CHECK(count_in(dir, "cur") == 0);
+	spool_close(s);
+	buf_release(&got);
+}
+
+/* A reader holds at most SPOOL_CLAIMS_MAX; releasing the one in hand
+ * leaves it in cur/, where the next reader takes it first. */
+static void test_claims_held(void)
+{
+	char dir[512], name[32];
+	struct buf got = BUF_INIT;
+	struct spool *s = open_spool("h", 1, dir, sizeof(dir)), *next;
+	int fd = 0, made = 0;
+
+	CHECK(s != NULL);
+	for (int i = 0; i < SPOOL_CLAIMS_MAX + 2; i++) {
+		snprintf(name, sizeof(name), "%04d.msg", i);
+		made += put(dir, name, "m") == 0;
+	}
+	CHECK(made == SPOOL_CLAIMS_MAX + 2);
+	for (int i = 0; i < SPOOL_CLAIMS_MAX; i++)
+		fd = spool_claim(s, 0, &got);
+	CHECK(fd > 0);
+	CHECK(spool_claim(s, 0, &got) == -1 && errno == EBUSY);
+	spool_release(s);	/* the one in hand: 0063.msg */
+	CHECK(count_in(dir, "cur") == SPOOL_CLAIMS_MAX);
+	next = open_spool("h", 0, dir, sizeof(dir));
+	CHECK(next != NULL);
+	CHECK(spool_claim(next, 0, &got) > 0);
+	CHECK_STR(got.ptr, "0063.msg");
+	CHECK(spool_done(next) == 0);
+	CHECK(spool_done(s) == 0);
+	CHECK(count_in(dir, "cur") == 0);
+	CHECK(count_in(dir, "new") == 2);
+	spool_close(next);
+	spool_close(s);
+	buf_release(&got);
+}
+
+/* Reading without waiting from the first claim on stops at the newest
+ * message there was then; a file set aside goes to bad/. */
+static void test_once_and_set_aside(void)
+{
+	char dir[512];
+	struct buf got = BUF_INIT, where = BUF_INIT;
+	struct spool *s = open_spool("o", 1, dir, sizeof(dir));
+	char want[600];
+
+	CHECK(s != NULL);
+	CHECK(put(dir, "b.msg", "m") == 0);
+	CHECK(spool_claim(s, 0, &got) > 0);
+	CHECK(put(dir, "a.msg", "older") == 0);	/* older than the horizon: taken */
+	CHECK(put(dir, "c.msg", "later") == 0);	/* newer: left for the next run */
+	CHECK(spool_set_aside(s, &where) == 0);
+	snprintf(want, sizeof(want), "dir:%s/bad/b.msg", dir);
+	CHECK_STR(where.ptr, want);
+	CHECK(count_in(dir, "bad") == 1);
+	CHECK(spool_claim(s, 0, &got) > 0);
+	CHECK_STR(got.ptr, "a.msg");
+	CHECK(spool_claim(s, 0, &got) == 0);
+	CHECK(spool_done(s) == 0);
+	CHECK(count_in(dir, "new") == 1);
+	spool_close(s);
+	buf_release(&got);
+	buf_release(&where);
+}
+
+/* A reader does not make up its spool; a writer does, parents and all. */
+static void test_open(void)
+{
+	char dir[512];
+	struct stat st;
+	struct spool *s = open_spool("missing", 0, dir, sizeof(dir));
+
+	CHECK(s == NULL);
+	CHECK(stat(dir, &st) < 0 && errno == ENOENT);
+	s = open_spool("made/deep", 1, dir, sizeof(dir));
+	CHECK(s != NULL);
+	CHECK(stat(dir, &st) == 0 && (st.st_mode & 0777) == 0700);
+	CHECK(count_in(dir, "tmp") == 0 && count_in(dir, "new") == 0 &&
+	      count_in(dir, "cur") == 0);
+	spool_close(s);
+}
+
+int main(void)
+{
+	char cmd[600];
+
+	if (!mkdtemp(top)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	test_group_commit();
+	test_claims_in_name_order();
+	test_claims_held();
+	test_once_and_set_aside();
+	test_open();
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", top);
+	if (system(cmd) != 0)
+		printf("# could not remove %s\n", top);
+	return unit_done();
+}
