@@ -512,27 +512,39 @@ static void test_not_a_store(void)
 	CHECK(strstr(err.msg, "cannot create '") && strstr(err.msg, "': No such file or directory"));
 }
 
-/* Every cut inside the last batch leaves the batches before it whole. */
-static void test_truncated(void)
+/*
+ * A new store in dir with two batches: a=one, b=two (deadline 77); then
+ * c=three, a deleted, b=TWO. The second batch is [*first, *last) in the
+ * log.
+ */
+static void two_batches(const char *dir, long long *first, long long *last)
 {
-	const char *dir = new_dir();
 	struct store *s = open_ok(dir);
 	struct store_stats st;
-	long long first, last;
-	int bad = 0;
 
 	put(s, "msg", "a", "one", 0);
 	put(s, "msg", "b", "two", 77);
 	CHECK(store_commit(s) == 0);
 	store_get_stats(s, &st);
-	first = (long long)st.log_bytes;
+	*first = (long long)st.log_bytes;
 	put(s, "msg", "c", "three", 0);
 	CHECK(store_delete(s, "msg", "a", 1) == 0);
 	put(s, "msg", "b", "TWO", 0);
 	CHECK(store_commit(s) == 0);
 	store_get_stats(s, &st);
-	last = (long long)st.log_bytes;
+	*last = (long long)st.log_bytes;
 	store_close(s);
+}
+
+/* Every cut inside the last batch leaves the batches before it whole. */
+static void test_truncated(void)
+{
+	const char *dir = new_dir();
+	struct store *s;
+	long long first, last;
+	int bad = 0;
+
+	two_batches(dir, &first, &last);
 
 	for (long long cut = first; cut < last; cut++) {
 		const char *copy = new_dir();
@@ -721,6 +733,108 @@ static void test_damaged_value(void)
 	buf_release(&v);
 }
 
+/* The fields of a record as the log lays them out: offset and length
+ * from the record's start; the last three lengths are the record's. */
+struct field {
+	const char *name;
+	size_t off, len;
+};
+
+enum { F_KIND = -1, F_KEY = -2, F_VALUE = -3 };
+
+/* Flip bit of byte at in a copy of dir's store; open it and check that
+ * the batch in [first, last) is gone whole and the one before it kept.
+ * 0 if so. */
+static int flip_and_recover(const char *dir, long long at, int bit,
+			    long long first, long long last)
+{
+	const char *copy = new_dir();
+	struct store_err err;
+	struct store_stats st;
+	struct store *s;
+	unsigned char byte;
+	char p[4300];
+	int fd, bad = 0;
+
+	path_in(p, sizeof(p), copy, LOG1);
+	if (clone_store(dir, copy) < 0 || (fd = open(p, O_RDWR)) < 0)
+		return 1;
+	bad |= pread(fd, &byte, 1, at) != 1;
+	byte ^= (unsigned char)(1u << bit);
+	bad |= pwrite(fd, &byte, 1, at) != 1;
+	close(fd);
+	if (bad || !(s = store_open(copy, &err)))
+		return 1;
+	store_get_stats(s, &st);
+	bad |= st.discarded != (uint64_t)(last - first);
+	bad |= holds(s, "msg", "a", "one") != 1;
+	bad |= holds(s, "msg", "b", "two") != 1;
+	bad |= holds(s, "msg", "c", "") != 0;
+	bad |= st.records != 2;
+	store_close(s);
+	bad |= file_size(copy, LOG1) != first;
+	return bad;
+}
+
+/*
+ * One bit flipped anywhere in the last batch, in any field of any of
+ * its records (the CRC itself, type, lengths, deadline, kind, key,
+ * value) or of its commit record: recovery drops that batch whole, says
+ * how many bytes it cut, and never returns the damaged record, whether
+ * its CRC or its shape gives it away.
+ */
+static void test_flipped_bits(void)
+{
+	static const struct field fields[] = {
+		{ "crc", 0, 4 }, { "type", 4, 1 }, { "kind length", 5, 1 },
+		{ "key length", 6, 2 }, { "value length", 8, 8 },
+		{ "deadline", 16, 8 }, { "kind", 24, (size_t)F_KIND },
+		{ "key", 24, (size_t)F_KEY }, { "value", 24, (size_t)F_VALUE },
+	};
+	/* The second batch of two_batches: put c, delete a, put b, commit. */
+	static const struct { const char *what, *kind, *key, *value; } recs[] = {
+		{ "put", "msg", "c", "three" }, { "delete", "msg", "a", "" },
+		{ "put", "msg", "b", "TWO" }, { "commit", "", "", "0123456789abcdef" },
+	};
+	const char *dir = new_dir();
+	long long first, last, rec;
+
+	two_batches(dir, &first, &last);
+
+	setenv("MSG_STORE_NOSYNC", "1", 1);	/* a thousand opens */
+	rec = first;
+	for (size_t r = 0; r < sizeof(recs) / sizeof(recs[0]); r++) {
+		size_t kind = strlen(recs[r].kind), key = strlen(recs[r].key);
+		size_t value = strlen(recs[r].value);
+		for (size_t f = 0; f < sizeof(fields) / sizeof(fields[0]); f++) {
+			size_t off = fields[f].off, len = fields[f].len;
+			int bad = 0, bits = 0;
+			if (len == (size_t)F_KIND) {
+				len = kind;
+			} else if (len == (size_t)F_KEY) {
+				off += kind;
+				len = key;
+			} else if (len == (size_t)F_VALUE) {
+				off += kind + key;
+				len = value;
+			}
+			if (!len)
+				continue;	/* a delete's value, a commit's names */
+			for (size_t i = 0; i < len * 8; i++, bits++)
+				bad += flip_and_recover(dir, rec + (long long)(off + i / 8),
+							(int)(i % 8), first, last) != 0;
+			CHECK(bad == 0);
+			if (bad)
+				printf("#   %s record, %s: %d of %d flipped bits not"
+				       " recovered from\n", recs[r].what, fields[f].name,
+				       bad, bits);
+		}
+		rec += 24 + (long long)(kind + key + value);
+	}
+	CHECK(rec == last);
+	unsetenv("MSG_STORE_NOSYNC");
+}
+
 static void test_min_free(void)
 {
 	const char *dir = new_dir();
@@ -783,6 +897,7 @@ int main(void)
 	test_two_logs();
 	test_compaction();
 	test_damaged_value();
+	test_flipped_bits();
 	test_min_free();
 	nftw(top, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 	while (n_dirs)
