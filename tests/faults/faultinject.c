@@ -3,8 +3,11 @@
  * so tests can see what a tool does when the disk does.
  *
  *   FAULT_FUNCS  the calls to fail, joined by commas: write, fsync,
- *                fdatasync, rename, renameat, open, openat (nothing is
- *                failed when unset)
+ *                fdatasync, rename, renameat, open, openat, renameat2,
+ *                linkat, dirsync (nothing is failed when unset).
+ *                dirsync is an fsync or fdatasync of a directory: when
+ *                it is listed, those calls count and are logged as
+ *                dirsync, not as fsync or fdatasync
  *   FAULT_PATH   an fnmatch(3) pattern the call's file must match, as an
  *                absolute path (for write and fsync, the path the file
  *                descriptor refers to); default every file
@@ -34,6 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static ssize_t (*real_write)(int, const void *, size_t);
@@ -63,6 +67,7 @@ static int errno_named(const char *s)
 	static const struct { const char *name; int value; } names[] = {
 		{ "EIO", EIO }, { "ENOSPC", ENOSPC }, { "EDQUOT", EDQUOT },
 		{ "EROFS", EROFS }, { "EACCES", EACCES },
+		{ "EINVAL", EINVAL }, { "ENOSYS", ENOSYS },
 	};
 
 	if (!s || !*s)
@@ -172,7 +177,8 @@ static int should_fail(const char *fn, int dirfd, const char *name)
 		return 0;
 	note(fn, path);
 	/* FAULT_ERRNO=none: only the syncs are skipped; the rest is made. */
-	if (!cfg.errnum && strcmp(fn, "fsync") && strcmp(fn, "fdatasync"))
+	if (!cfg.errnum && strcmp(fn, "fsync") && strcmp(fn, "fdatasync") &&
+	    strcmp(fn, "dirsync"))
 		return 0;
 	return 1;
 }
@@ -188,9 +194,21 @@ ssize_t write(int fd, const void *p, size_t n)
 	return real_write(fd, p, n);
 }
 
+/* What a sync of fd counts as: dirsync for a directory when that is
+ * listed, so tests can tell the syncs of names from those of data. */
+static const char *sync_call(const char *fn, int fd)
+{
+	struct stat st;
+
+	setup();
+	if (listed("dirsync") && fstat(fd, &st) == 0 && S_ISDIR(st.st_mode))
+		return "dirsync";
+	return fn;
+}
+
 int fsync(int fd)
 {
-	if (should_fail("fsync", fd, NULL)) {
+	if (should_fail(sync_call("fsync", fd), fd, NULL)) {
 		if (!cfg.errnum)
 			return 0;
 		errno = cfg.errnum;
@@ -201,7 +219,7 @@ int fsync(int fd)
 
 int fdatasync(int fd)
 {
-	if (should_fail("fdatasync", fd, NULL)) {
+	if (should_fail(sync_call("fdatasync", fd), fd, NULL)) {
 		if (!cfg.errnum)
 			return 0;
 		errno = cfg.errnum;
@@ -226,6 +244,36 @@ int renameat(int fromfd, const char *from, int tofd, const char *to)
 		return -1;
 	}
 	return real_renameat(fromfd, from, tofd, to);
+}
+
+/* renameat2 and linkat: how safefile names a file without replacing
+ * one. A test fails renameat2 with EINVAL, as a file system without
+ * RENAME_NOREPLACE does, to reach the link(2) fallback. */
+int renameat2(int fromfd, const char *from, int tofd, const char *to,
+	      unsigned int flags)
+{
+	static int (*real)(int, const char *, int, const char *, unsigned int);
+
+	if (!real)
+		real = next_fn("renameat2");
+	if (should_fail("renameat2", fromfd, from)) {
+		errno = cfg.errnum;
+		return -1;
+	}
+	return real(fromfd, from, tofd, to, flags);
+}
+
+int linkat(int fromfd, const char *from, int tofd, const char *to, int flags)
+{
+	static int (*real)(int, const char *, int, const char *, int);
+
+	if (!real)
+		real = next_fn("linkat");
+	if (should_fail("linkat", fromfd, from)) {
+		errno = cfg.errnum;
+		return -1;
+	}
+	return real(fromfd, from, tofd, to, flags);
 }
 
 /* The mode is there only when a file may be created. */

@@ -1,0 +1,123 @@
+#!/usr/bin/env bats
+# Single files and the disk: what msg-unwrap(1) promises for -d, checked
+# call by call through the fault shim (tests/faults/faultinject.so). Each
+# file is fsynced under its hidden temporary name, then given its name
+# with renameat2(RENAME_NOREPLACE) (or, where a file system lacks that,
+# with link(2)), which never replaces a file; the directory is fsynced
+# once, after the last name. A failed sync is an I/O error (74) that
+# leaves no half-named file behind.
+
+load test_helper
+bats_require_minimum_version 1.5.0
+load crash/build
+
+# The frame helper counts characters; keep every count a byte count.
+export LC_ALL=C
+
+setup_file() {
+	cc_preload "$BATS_FILE_TMPDIR/faultinject.so" "$MSG_TOP/tests/faults/faultinject.c"
+}
+
+# listing DIR: the names in DIR, hidden ones too, on one line.
+listing() {
+	ls -A "$1" | tr '\n' ' '
+}
+
+# three: three messages for orders.xml, notes and orders.xml again.
+three() {
+	frame one 'File-Name: orders.xml'
+	frame two 'File-Name: notes'
+	frame three 'File-Name: orders.xml'
+}
+
+# calls: faults.log with the scratch directory as '.' and each temporary
+# name as TMP, one call a line.
+calls() {
+	sed -e "s|$(pwd -P)/|./|" -e 's|/\.tmp\.[0-9]*\.[0-9a-f]*|/TMP|' faults.log
+}
+
+@test "durability: -d fsyncs each file before naming it, and the directory after the last name" {
+	mkdir out
+	three >in.msg
+	faulty FAULT_FUNCS=fsync,fdatasync,dirsync,renameat2,linkat,renameat,rename \
+		FAULT_ERRNO=none FAULT_COUNT=0 -- msg-unwrap -d out in.msg
+	[ "$(listing out)" = "notes orders-2.xml orders.xml " ]
+	[ "$(cat out/orders.xml out/notes out/orders-2.xml)" = onetwothree ]
+	calls
+	# The third file tries orders.xml, taken, then orders-2.xml.
+	[ "$(calls)" = "fsync ./out/TMP skipped
+renameat2 ./out/TMP skipped
+fsync ./out/TMP skipped
+renameat2 ./out/TMP skipped
+fsync ./out/TMP skipped
+renameat2 ./out/TMP skipped
+renameat2 ./out/TMP skipped
+dirsync ./out skipped" ]
+	# Each file is synced under the very name that is then renamed.
+	run -0 awk '$1 == "fsync" { synced = $2 }
+		$1 == "renameat2" && $2 != synced { exit 1 }' faults.log
+}
+
+@test "durability: a failed fsync of a -d file: exit 74, the file never gets its name" {
+	mkdir out
+	three >in.msg
+	run -74 --separate-stderr faulty FAULT_FUNCS=fsync FAULT_PATH='*/out/.tmp.*' \
+		FAULT_AT=2 FAULT_ERRNO=EIO -- msg-unwrap -d out in.msg
+	[ "$stderr" = "msg-unwrap: cannot write 'out/notes': Input/output error" ]
+	[ "$(listing out)" = "orders.xml " ]
+	[ "$(cat out/orders.xml)" = one ]
+	[ "$(grep -c . faults.log)" = 1 ]
+}
+
+@test "durability: a failed fsync of the -d directory: exit 74 after every file is named" {
+	mkdir out
+	three >in.msg
+	run -74 --separate-stderr faulty FAULT_FUNCS=dirsync FAULT_ERRNO=EIO -- \
+		msg-unwrap -d out in.msg
+	[ "$stderr" = "msg-unwrap: cannot sync directory 'out': Input/output error" ]
+	[ "$(listing out)" = "notes orders-2.xml orders.xml " ]
+	[ "$(calls)" = "dirsync ./out Input/output error" ]
+}
+
+# fallback ERRNO: -d with every renameat2 failing with ERRNO, into a
+# directory where orders.xml and orders-2.xml are taken.
+fallback() {
+	rm -rf out faults.log
+	mkdir out
+	printf 'OLD' >out/orders.xml
+	printf 'OLD2' >out/orders-2.xml
+	three >in.msg
+	run -0 faulty FAULT_FUNCS=renameat2 FAULT_ERRNO="$1" FAULT_COUNT=0 -- \
+		msg-unwrap -d out in.msg
+	[ "$(cat out/orders.xml)" = OLD ]
+	[ "$(cat out/orders-2.xml)" = OLD2 ]
+	[ "$(cat out/orders-3.xml)" = one ]
+	[ "$(cat out/notes)" = two ]
+	[ "$(cat out/orders-4.xml)" = three ]
+	# No temporary is left, and each file has one name only.
+	[ "$(listing out)" = "notes orders-2.xml orders-3.xml orders-4.xml orders.xml " ]
+	[ "$(stat -c %h out/orders-3.xml out/notes out/orders-4.xml | tr '\n' ' ')" = "1 1 1 " ]
+}
+
+@test "durability: without RENAME_NOREPLACE (EINVAL) or renameat2 (ENOSYS) -d names files by link(2), never replacing one" {
+	fallback EINVAL
+	# Every name was tried with renameat2 first: orders.xml, orders-2.xml
+	# and orders-3.xml for the first file, notes for the second, and
+	# orders.xml, orders-2.xml, orders-3.xml, orders-4.xml for the third.
+	[ "$(grep -c '^renameat2 .*/out/\.tmp\..* Invalid argument$' faults.log)" = 8 ]
+	fallback ENOSYS
+	[ "$(grep -c '^renameat2 .*/out/\.tmp\..* Function not implemented$' faults.log)" = 8 ]
+}
+
+@test "durability: a link that fails in the fallback: exit 74, no temporary left, nothing replaced" {
+	mkdir out
+	printf 'OLD' >out/orders.xml
+	three >in.msg
+	run -74 --separate-stderr faulty FAULT_FUNCS=renameat2,linkat FAULT_ERRNO=EINVAL \
+		FAULT_COUNT=0 -- msg-unwrap -d out in.msg
+	[ "$stderr" = "msg-unwrap: cannot write 'out/orders.xml': Invalid argument" ]
+	[ "$(listing out)" = "orders.xml " ]
+	[ "$(cat out/orders.xml)" = OLD ]
+	[ "$(calls)" = "renameat2 ./out/TMP Invalid argument
+linkat ./out/TMP Invalid argument" ]
+}
