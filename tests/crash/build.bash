@@ -45,3 +45,10 @@ faulty() {
 		ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
 		FAULT_LOG="$PWD/faults.log" "${settings[@]}" "$@"
 }
+
+# store_helpers: store-writer and the fault shim, built into
+# $BATS_FILE_TMPDIR, for the setup_file of a store suite.
+store_helpers() {
+	cc_program "$BATS_FILE_TMPDIR/store-writer" "$MSG_TOP/tests/crash/store-writer.c"
+	cc_preload "$BATS_FILE_TMPDIR/faultinject.so" "$MSG_TOP/tests/faults/faultinject.c"
+}
