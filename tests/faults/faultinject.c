@@ -14,11 +14,12 @@
  *   FAULT_AT     the first matching call to fail, counted from 1 over all
  *                the FAULT_FUNCS together (default 1)
  *   FAULT_COUNT  how many calls fail from there (default 1; 0: all)
- *   FAULT_ERRNO  EIO (default), ENOSPC, EDQUOT, EROFS, or a number; or
- *                none: fsync and fdatasync then succeed without being
- *                made (a disk that acknowledges what it has not stored,
- *                for measuring what the syncs cost), other calls are made
- *                as usual and only logged
+ *   FAULT_ERRNO  EIO (default), ENOSPC, EDQUOT, EROFS, EACCES, EINVAL,
+ *                ENOSYS, or a number; or none: syncs (fsync, fdatasync,
+ *                dirsync) then succeed without being made (a disk that
+ *                acknowledges what it has not stored, for measuring what
+ *                the syncs cost), other calls are made as usual and only
+ *                logged
  *   FAULT_PARTIAL=1  a failing write first writes half of its bytes, as
  *                a device that fills up in the middle of a write does
  *   FAULT_LOG    a file that gets one line for each call failed
