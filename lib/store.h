@@ -3,7 +3,8 @@
  * msg-resequence, msg-trickle) in a directory it owns alone: records
  * under a kind and a key, with a value and an absolute deadline, made
  * durable in groups by store_commit(). msg-store(5) describes the
- * guarantees and the files; store.c says how they are kept.
+ * guarantees and the files; store.c, and the store-*.c parts it lists,
+ * say how they are kept.
  *
  * A tool queues any number of puts and deletes, calls store_commit()
  * once, and only then emits what it derived from them: a crash at any
