@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "id.h"
@@ -63,21 +64,36 @@ void atomic_file_abort(struct atomic_file *af)
 	errno = saved;
 }
 
-/* Give the temporary its name unless that name exists: 0, or -1 (errno). */
-static int place(struct atomic_file *af, const char *name)
+int rename_noreplace(int fromdir, const char *from, int todir, const char *to)
 {
-	if (renameat2(af->dirfd, af->tmpname, af->dirfd, name, RENAME_NOREPLACE) == 0)
+	struct stat st;
+
+	if (renameat2(fromdir, from, todir, to, RENAME_NOREPLACE) == 0)
 		return 0;
 	if (errno != EINVAL && errno != ENOSYS)
 		return -1;
 	/* File systems without RENAME_NOREPLACE: link never replaces either. */
-	if (linkat(af->dirfd, af->tmpname, af->dirfd, name, 0) < 0)
+	if (linkat(fromdir, from, todir, to, 0) == 0) {
+		unlinkat(fromdir, from, 0);
+		return 0;
+	}
+	if (errno != EPERM)
 		return -1;
-	unlinkat(af->dirfd, af->tmpname, 0);
-	return 0;
+	/* A directory cannot be linked: look first, the best left. */
+	if (fstatat(todir, to, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		errno = EEXIST;
+		return -1;
+	}
+	return errno == ENOENT ? renameat(fromdir, from, todir, to) : -1;
 }
 
-static void suffixed(const char *name, unsigned k, struct buf *out)
+/* Give the temporary its name unless that name exists: 0, or -1 (errno). */
+static int place(struct atomic_file *af, const char *name)
+{
+	return rename_noreplace(af->dirfd, af->tmpname, af->dirfd, name);
+}
+
+void safe_suffixed(const char *name, unsigned k, struct buf *out)
 {
 	const char *dot = strrchr(name, '.');
 
@@ -118,7 +134,7 @@ int atomic_file_commit(struct atomic_file *af, const char *name,
 			buf_reset(final);
 			buf_addstr(final, name);
 		} else {
-			suffixed(name, k, final);
+			safe_suffixed(name, k, final);
 		}
 		if ((r = place(af, final->ptr)) == 0)
 			break;
@@ -131,4 +147,21 @@ int atomic_file_commit(struct atomic_file *af, const char *name,
 	buf_addstr(&last_name, name);
 	last_k = k;
 	return 0;
+}
+
+int rename_unique(int fromdir, const char *from, int todir, const char *name,
+		  struct buf *final)
+{
+	for (unsigned k = 1;; k++) {
+		if (k == 1) {
+			buf_reset(final);
+			buf_addstr(final, name);
+		} else {
+			safe_suffixed(name, k, final);
+		}
+		if (rename_noreplace(fromdir, from, todir, final->ptr) == 0)
+			return 0;
+		if (errno != EEXIST)
+			return -1;
+	}
 }

@@ -35,4 +35,14 @@ int atomic_file_commit(struct atomic_file *af, const char *name,
 		       struct buf *final);
 void atomic_file_abort(struct atomic_file *af);
 
+/* renameat(2) that fails with EEXIST rather than replace to: 0 or -1. */
+int rename_noreplace(int fromdir, const char *from, int todir, const char *to);
+/* name with the numeric suffix k (k > 1) before its extension, into out. */
+void safe_suffixed(const char *name, unsigned k, struct buf *out);
+/* Move from (in fromdir) into todir as name, or name-2, name-3, ... when
+ * that is taken, never replacing a file; the name used is put in final.
+ * Whatever from is (a symbolic link, a FIFO), it is moved, not opened. */
+int rename_unique(int fromdir, const char *from, int todir, const char *name,
+		  struct buf *final);
+
 #endif
