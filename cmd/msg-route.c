@@ -341,5 +341,5 @@ int main(int argc, char **argv)
 	router_release(&router);
 	fanout_release(&out);
 	expr_env_free(env);
-	return 0;
+	return tool_inputs_status();
 }

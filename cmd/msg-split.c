@@ -119,7 +119,8 @@ static void account(struct tool *t, enum split_result r, uint64_t written,
 				buf_addstr(&where, raw_name);
 			if (id)
 				buf_addf(&where, " (Message-Id %s)", id);
-			die(EX_DATAERR, "%s: %s", where.ptr, err->ptr);
+			tool_refuse("%s: %s", where.ptr, err->ptr);
+			buf_release(&where);
 		}
 		return;
 	}
@@ -254,5 +255,5 @@ int main(int argc, char **argv)
 	tool_finish(&t);
 	splitter_free(splitter);
 	buf_release(&err);
-	return 0;
+	return tool_inputs_status();
 }

@@ -328,5 +328,5 @@ int main(int argc, char **argv)
 	expr_free(when);
 	expr_env_free(env);
 	buf_release(&err);
-	return failed ? EX_IOERR : 0;
+	return failed ? EX_IOERR : tool_inputs_status();
 }

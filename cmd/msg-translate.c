@@ -363,5 +363,5 @@ int main(int argc, char **argv)
 	tool_each_frame(&t, argc - first, argv + first, translate_frame);
 	tool_finish(&t);
 	teardown();
-	return 0;
+	return tool_inputs_status();
 }

@@ -290,5 +290,5 @@ int main(int argc, char **argv)
 		die_errno(EX_IOERR, "cannot sync directory '%s'", opt.dir);
 	tool_finish(&t);
 	buf_release(&opt.separator);
-	return 0;
+	return tool_inputs_status();
 }

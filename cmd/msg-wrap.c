@@ -264,5 +264,5 @@ int main(int argc, char **argv)
 	headers_release(&opt.extra);
 	headers_release(&line_headers);
 	buf_release(&envelope_body);
-	return 0;
+	return tool_inputs_status();
 }

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,10 @@
 /* The dir: input message being read, and its name for diagnostics. */
 static struct spool *claimed;
 static const char *claimed_name;
+/* It cannot be processed: set it aside once the tool is done with it. */
+static int claimed_refused;
+/* For the exit status: files set aside, entries left where they were. */
+static unsigned long set_aside, left_in_spool;
 
 /*
  * A tool stopping at a message it cannot process (exit 65) would stop at
@@ -37,10 +42,13 @@ static void set_aside_claimed(void)
 {
 	struct buf where = BUF_INIT;
 
-	if (spool_set_aside(claimed, &where) == 0)
+	if (spool_set_aside(claimed, &where) == 0) {
 		warnx_msg("'%s' set aside as '%s'", claimed_name, where.ptr);
-	else
+		set_aside++;
+	} else {
 		warn_errno("cannot set '%s' aside; it stays in the spool", claimed_name);
+		left_in_spool++;
+	}
 	buf_release(&where);
 }
 
@@ -52,6 +60,27 @@ void tool_inputs_before_exit(int code)
 		if (frame_writers_flush_all() == 0)
 			spool_done(claimed);
 	}
+}
+
+void tool_refuse(const char *fmt, ...)
+{
+	va_list ap;
+	char line[4096];
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (!claimed)
+		die(EX_DATAERR, "%s", line);
+	warnx_msg("%s", line);
+	claimed_refused = 1;
+}
+
+int tool_inputs_status(void)
+{
+	if (left_in_spool)
+		return EX_IOERR;
+	return set_aside ? EX_DATAERR : 0;
 }
 
 void tool_count(struct tool *t, const char *name)
@@ -154,8 +183,30 @@ static void divert_file(struct tool *t, int fd, const char *reason)
 }
 
 /*
+ * A spool file holds all there is of its frames, so one cut short or
+ * with a Content-Length that does not match is known before its body is
+ * handed to the tool, which then never fails in the middle of one: 0
+ * when the frame in hand is whole, -1 with the reader's error when not.
+ */
+static int frame_whole(struct frame_reader *fr, int fd)
+{
+	/* Where the frame's final LF must be: its header block, then body. */
+	uint64_t lf_at = fr->frame_offset + fr->block_len + frame_reader_body_length(fr);
+	struct stat st;
+	char c;
+
+	if (fstat(fd, &st) == 0 && (uint64_t)st.st_size > lf_at &&
+	    pread(fd, &c, 1, (off_t)lf_at) == 1 && c == '\n')
+		return 0;
+	/* The reader reads on to the fault and names it as it would. */
+	return frame_reader_skip(fr) < 0 ? -1 : 0;
+}
+
+/*
  * The frames of one open input, until its end (1) or a stop request (0).
  * A spooled file is read to its end even then: it is the message in hand.
+ * A framing error in one goes with the whole file to --invalid, or the
+ * file is set aside; the spool goes on either way.
  */
 static int each_frame_of(struct tool *t, int fd, const char *name,
 			 struct headers *h, tool_frame_fn fn, int spooled)
@@ -165,22 +216,30 @@ static int each_frame_of(struct tool *t, int fd, const char *name,
 
 	frame_reader_init(&fr, fd, name);
 	t->current = &fr;
-	while (!(stopped = io_stop_requested && !spooled) &&
+	while (!(stopped = io_stop_requested && !spooled) && !claimed_refused &&
 	       (r = frame_reader_next(&fr, h)) > 0) {
-		int done = (t->common & TOOL_EXPIRES) ? divert_expired(t, &fr, h) : 0;
+		int done;
+
+		if (spooled && frame_whole(&fr, fd) < 0) {
+			r = -1;
+			break;
+		}
+		done = (t->common & TOOL_EXPIRES) ? divert_expired(t, &fr, h) : 0;
 		if (done < 0 || (!done && fn(t, &fr, h) < 0))
 			tool_reader_failed(&fr);
 	}
-	if (r < 0 && spooled && t->invalid &&
-	    frame_reader_exit_code(&fr) == EX_DATAERR) {
-		divert_file(t, fd, frame_reader_error(&fr));
+	if (r < 0 && spooled && frame_reader_exit_code(&fr) == EX_DATAERR) {
+		if (t->invalid)
+			divert_file(t, fd, frame_reader_error(&fr));
+		else
+			tool_refuse("%s", frame_reader_error(&fr));
 		r = 0;
 	}
 	if (r < 0)
 		tool_reader_failed(&fr);
 	t->current = NULL;
 	frame_reader_release(&fr);
-	return !stopped && r == 0;
+	return !stopped;	/* at its end, or refused: done with */
 }
 
 /*
@@ -205,44 +264,92 @@ static void finish_claimed(struct spool *sp, const char *addr)
 }
 
 /*
+ * Say what the spool met that is not a message: an entry set aside (65
+ * at the end) or left where it was (74 at the end). A spool on a
+ * read-only file system can have nothing claimed: it ends the tool now.
+ */
+static void report_entry(struct spool *sp, const char *addr, int found,
+			 struct spool_entry *e)
+{
+	struct buf at = BUF_INIT;
+
+	buf_addf(&at, "%s/%s/%s", addr, e->dir, e->name.ptr);
+	if (e->kind)
+		warnx_msg("'%s' is %s, not a regular file", at.ptr, e->kind);
+	if (found == SPOOL_SET_ASIDE) {
+		warnx_msg("'%s' set aside as '%s'", at.ptr, e->where.ptr);
+		set_aside++;
+	} else {
+		left_in_spool++;
+		errno = e->err;
+		if (e->err == EROFS) {
+			finish_claimed(sp, addr);
+			errno = e->err;
+			die_errno(EX_IOERR, "cannot %s '%s'", e->action, at.ptr);
+		}
+		if (!strcmp(e->action, "set aside"))
+			warn_errno("cannot set '%s' aside; it stays in the spool", at.ptr);
+		else
+			warn_errno("cannot %s '%s'", e->action, at.ptr);
+	}
+	buf_release(&at);
+}
+
+/*
  * A dir: input: claim files oldest first, and delete them only once what
  * the tool wrote for them is out: a crash in between means they are read
  * again, never lost. Up to SPOOL_CLAIMS_MAX are processed before their
  * outputs are flushed together (one sync of a dir: output for them all),
- * and never while the tool waits for more. With --once, stop when the
- * directory is empty.
+ * and never while the tool waits for more. A file the tool cannot
+ * process, and an entry that is not a regular file, is set aside and
+ * the spool goes on. With --once, stop when the directory is empty.
  */
 static void each_claimed(struct tool *t, const char *addr, claimed_fn fn, void *arg)
 {
-	struct buf err = BUF_INIT, name = BUF_INIT, display = BUF_INIT;
+	struct buf err = BUF_INIT, display = BUF_INIT;
+	struct spool_entry e = SPOOL_ENTRY_INIT;
 	struct spool *sp = spool_open(addr + 4, 0, &err);
 	size_t held = 0;
-	int fd;
+	int found;
 
 	if (!sp)
 		die(EX_NOINPUT, "%s", err.ptr);
 	while (!io_stop_requested) {
 		/* What the held messages made goes out before any wait. */
-		fd = spool_claim(sp, held ? 0 : !t->once, &name);
-		if (fd < 0)
+		found = spool_claim(sp, held ? 0 : !t->once, &e);
+		if (found < 0) {
+			int saved = errno;
+			finish_claimed(sp, addr);
+			errno = saved;
 			die_errno(EX_IOERR, "cannot read '%s'", addr);
-		if (fd == 0) {
+		}
+		if (found == SPOOL_NONE) {
 			if (!held)
 				break;
 			finish_claimed(sp, addr);
 			held = 0;
 			continue;
 		}
+		if (found != SPOOL_MESSAGE) {
+			report_entry(sp, addr, found, &e);
+			continue;
+		}
 		held++;
 		buf_reset(&display);
-		buf_addf(&display, "%s/cur/%s", addr, name.ptr);
+		buf_addf(&display, "%s/cur/%s", addr, e.name.ptr);
 		claimed = sp;
 		claimed_name = display.ptr;
-		if (!fn(t, fd, display.ptr, name.ptr, arg)) {
+		claimed_refused = 0;
+		if (!fn(t, e.fd, display.ptr, e.name.ptr, arg)) {
 			/* Stopped before its end: leave it for the next reader. */
 			claimed = NULL;
 			spool_release(sp);
 			break;
+		}
+		if (claimed_refused) {
+			set_aside_claimed();
+			claimed_refused = 0;
+			held--;
 		}
 		claimed = NULL;
 		if (held == SPOOL_CLAIMS_MAX) {
@@ -252,8 +359,8 @@ static void each_claimed(struct tool *t, const char *addr, claimed_fn fn, void *
 	}
 	finish_claimed(sp, addr);
 	spool_close(sp);
+	spool_entry_release(&e);
 	buf_release(&err);
-	buf_release(&name);
 	buf_release(&display);
 }
 

@@ -14,8 +14,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "dirent-open.h"
 #include "id.h"
 #include "io.h"
+#include "safefile.h"
 
 #define POLL_MS 200
 /* Messages a writer holds in tmp/ before it publishes them together. */
@@ -37,7 +39,7 @@ static void unstage_from(struct spool *s, size_t i);
 
 struct spool {
 	char *dir;
-	int tmpfd, newfd, curfd;	/* directory descriptors */
+	int topfd, tmpfd, newfd, curfd;	/* directory descriptors */
 	/* the message being written */
 	int wfd;
 	char wname[UUID_STR_LEN + 32];
@@ -57,6 +59,8 @@ struct spool {
 	char *horizon;
 	int reading;			/* claimed before: set up for reading */
 	struct listing fresh;		/* of new/ */
+	/* "new/NAME" and "cur/NAME" of entries skipped, not to be tried again */
+	struct listing skipped;
 	time_t swept;			/* when tmp/ was last cleared */
 };
 
@@ -82,12 +86,9 @@ static int make_path(const char *dir)
 /* DIR/name, made (0700) when missing; its descriptor, -1 on failure. */
 static int subdir(struct spool *s, const char *name)
 {
-	char path[4096];
-
-	snprintf(path, sizeof(path), "%s/%s", s->dir, name);
-	if (mkdir(path, 0700) < 0 && errno != EEXIST)
+	if (mkdirat(s->topfd, name, 0700) < 0 && errno != EEXIST)
 		return -1;
-	return open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	return openat(s->topfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 }
 
 struct spool *spool_open(const char *dir, int create, struct buf *err)
@@ -98,7 +99,7 @@ struct spool *spool_open(const char *dir, int create, struct buf *err)
 	memset(s, 0, sizeof(*s));
 	s->dir = xstrdup(dir);
 	s->wfd = s->inotify = -1;
-	s->tmpfd = s->newfd = s->curfd = -1;
+	s->topfd = s->tmpfd = s->newfd = s->curfd = -1;
 	/* A reader does not make up the directory it was told to read:
 	 * a mistyped name would otherwise wait for ever on an empty one. */
 	if (!create && stat(dir, &st) < 0) {
@@ -106,6 +107,7 @@ struct spool *spool_open(const char *dir, int create, struct buf *err)
 		goto fail;
 	}
 	if ((create && make_path(s->dir) < 0) ||
+	    (s->topfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0 ||
 	    (s->tmpfd = subdir(s, "tmp")) < 0 ||
 	    (s->newfd = subdir(s, "new")) < 0 ||
 	    (s->curfd = subdir(s, "cur")) < 0) {
@@ -128,20 +130,16 @@ void spool_close(struct spool *s)
 	free(s->staged);
 	while (s->nheld)
 		close(s->held[--s->nheld].fd);
-	for (int *fd = &s->tmpfd; fd <= &s->curfd; fd++)
+	for (int *fd = &s->topfd; fd <= &s->curfd; fd++)
 		if (*fd >= 0)
 			close(*fd);
 	if (s->inotify >= 0)
 		close(s->inotify);
 	free(s->horizon);
 	listing_release(&s->fresh);
+	listing_release(&s->skipped);
 	free(s->dir);
 	free(s);
-}
-
-const char *spool_dir(const struct spool *s)
-{
-	return s->dir;
 }
 
 int spool_begin(struct spool *s)
@@ -229,6 +227,16 @@ static void listing_clear(struct listing *l)
 	l->n = l->next = 0;
 }
 
+/* Add name (which the listing now owns). */
+static void listing_add(struct listing *l, char *name)
+{
+	if (l->n == l->alloc) {
+		l->alloc = l->alloc ? 2 * l->alloc : 64;
+		l->names = xrealloc(l->names, l->alloc * sizeof(*l->names));
+	}
+	l->names[l->n++] = name;
+}
+
 /* Keep the oldest LISTING_MAX of the names gathered so far. */
 static void listing_trim(struct listing *l)
 {
@@ -263,11 +271,7 @@ static int list_oldest(int dirfd, struct listing *l)
 			continue;
 		if (cutoff && strcmp(e->d_name, cutoff) > 0)
 			continue;
-		if (l->n == l->alloc) {
-			l->alloc = l->alloc ? 2 * l->alloc : 64;
-			l->names = xrealloc(l->names, l->alloc * sizeof(*l->names));
-		}
-		l->names[l->n++] = xstrdup(e->d_name);
+		listing_add(l, xstrdup(e->d_name));
 		if (l->n == 2 * LISTING_MAX) {
 			listing_trim(l);
 			cutoff = l->names[l->n - 1];
@@ -286,73 +290,167 @@ static void listing_release(struct listing *l)
 	l->alloc = 0;
 }
 
-/*
- * Take one file of dirfd: lock it first, so that of two readers racing
- * for it only one goes on; from new/ it then moves to cur/.
- */
-static int take(struct spool *s, int dirfd, const char *name)
+/* "new/NAME" or "cur/NAME": how the skipped entries are known. */
+static void skip_key(struct spool *s, int dirfd, const char *name, struct buf *key)
 {
-	int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
+	buf_reset(key);
+	buf_addf(key, "%s/%s", dirfd == s->curfd ? "cur" : "new", name);
+}
 
-	if (fd < 0)
-		return -1;
+/* Was this entry skipped before? Then it is not tried again. */
+static int was_skipped(struct spool *s, int dirfd, const char *name)
+{
+	struct buf key = BUF_INIT;
+	int found = 0;
+
+	skip_key(s, dirfd, name, &key);
+	for (size_t i = 0; i < s->skipped.n && !found; i++)
+		found = !strcmp(s->skipped.names[i], key.ptr);
+	buf_release(&key);
+	return found;
+}
+
+/*
+ * The entry could not be taken, for reason err: silently passed over
+ * when another reader took it first (ENOENT), else SPOOL_SKIPPED, and
+ * remembered so that it is named once, not on every listing.
+ */
+static void remember_skipped(struct spool *s, int dirfd, const char *name)
+{
+	struct buf key = BUF_INIT;
+
+	if (!was_skipped(s, dirfd, name)) {
+		skip_key(s, dirfd, name, &key);
+		listing_add(&s->skipped, buf_detach(&key, NULL));
+	}
+}
+
+static int skip(struct spool *s, int dirfd, const char *action, int err,
+		struct spool_entry *e)
+{
+	if (err == ENOENT)
+		return SPOOL_NONE;
+	remember_skipped(s, dirfd, e->name.ptr);
+	e->action = action;
+	e->err = err;
+	return SPOOL_SKIPPED;
+}
+
+/*
+ * Move an entry of dirfd to bad/ (made 0700 when missing), never over
+ * one there: renamed, never opened, so that a symbolic link is not
+ * followed and a FIFO not waited on; where says where it went.
+ */
+static int move_to_bad(struct spool *s, int dirfd, const char *name, struct buf *where)
+{
+	struct buf final = BUF_INIT;
+	int badfd = subdir(s, "bad"), r = -1, saved;
+
+	if (badfd >= 0 && rename_unique(dirfd, name, badfd, name, &final) == 0)
+		r = xfsync(badfd);
+	saved = errno;
+	if (r == 0) {
+		buf_reset(where);
+		buf_addf(where, "dir:%s/bad/%s", s->dir, final.ptr);
+	}
+	if (badfd >= 0)
+		close(badfd);
+	buf_release(&final);
+	errno = saved;
+	return r;
+}
+
+/* An entry that is not a regular file: it goes to bad/ as it is. */
+static int set_entry_aside(struct spool *s, int dirfd, mode_t mode, struct spool_entry *e)
+{
+	e->kind = dirent_kind(mode);
+	if (move_to_bad(s, dirfd, e->name.ptr, &e->where) < 0)
+		return skip(s, dirfd, "set aside", errno, e);
+	return SPOOL_SET_ASIDE;
+}
+
+/*
+ * Take one entry of dirfd: a regular file is locked first, so that of
+ * two readers racing for it only one goes on; from new/ it then moves to
+ * cur/. Anything else is set aside. SPOOL_NONE when it is not ours.
+ */
+static int take(struct spool *s, int dirfd, const char *name, struct spool_entry *e)
+{
+	mode_t mode = 0;
 	struct stat st;
+	int fd;
 
+	buf_reset(&e->name);
+	buf_addstr(&e->name, name);
+	e->dir = dirfd == s->curfd ? "cur" : "new";
+	e->kind = NULL;
+	if (was_skipped(s, dirfd, name))
+		return SPOOL_NONE;
+	fd = dirent_open_regular(dirfd, name, &mode);
+	if (fd == DIRENT_NOT_REGULAR)
+		return set_entry_aside(s, dirfd, mode, e);
+	if (fd < 0)
+		return skip(s, dirfd, "read", errno, e);
+	/* Held by another reader: its message, not ours. */
 	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		int err = errno;
 		close(fd);
-		return -1;
+		return err == EWOULDBLOCK ? SPOOL_NONE : skip(s, dirfd, "read", err, e);
 	}
 	/* Locked only after its reader finished and deleted it: too late. */
 	if (fstat(fd, &st) < 0 || st.st_nlink == 0) {
 		close(fd);
-		return -1;
+		return SPOOL_NONE;
 	}
 	if (dirfd == s->newfd && renameat(s->newfd, name, s->curfd, name) < 0) {
-		close(fd);	/* another reader renamed it first */
-		return -1;
+		int err = errno;
+		close(fd);	/* ENOENT: another reader renamed it first */
+		return skip(s, dirfd, "claim", err, e);
 	}
 	s->held[s->nheld].fd = fd;
 	snprintf(s->held[s->nheld].name, sizeof(s->held[s->nheld].name), "%s", name);
 	s->nheld++;
-	return fd;
+	e->fd = fd;
+	e->dir = "cur";
+	return SPOOL_MESSAGE;
 }
 
 /* An orphan in cur/: a message whose reader died before it was done. */
-static int claim_orphan(struct spool *s)
+static int claim_orphan(struct spool *s, struct spool_entry *e)
 {
 	struct listing cur = { 0 };
-	int fd = -1;
+	int r = SPOOL_NONE;
 
 	if (list_oldest(s->curfd, &cur) == 0)
-		for (size_t i = 0; i < cur.n && fd < 0; i++)
-			fd = take(s, s->curfd, cur.names[i]);
+		for (size_t i = 0; i < cur.n && r == SPOOL_NONE; i++)
+			r = take(s, s->curfd, cur.names[i], e);
 	listing_release(&cur);
-	return fd;
+	return r;
 }
 
 /*
- * The next message of new/, from the listing kept since the last call:
+ * The next entry of new/, from the listing kept since the last call:
  * new/ is read again only when that runs out, so draining a spool of n
  * files costs one listing per LISTING_MAX messages, not one per message.
- * Names another reader took meanwhile fail to open and are passed over.
+ * Names another reader took meanwhile are passed over.
  */
-static int claim_listed(struct spool *s)
+static int claim_listed(struct spool *s, struct spool_entry *e)
 {
 	struct listing *l = &s->fresh;
 
 	while (l->next < l->n) {
 		const char *name = l->names[l->next++];
-		int fd;
+		int r;
 
 		/* --once: sorted, so the rest are newer still. */
 		if (s->horizon && strcmp(name, s->horizon) > 0) {
 			l->next = l->n;
 			break;
 		}
-		if ((fd = take(s, s->newfd, name)) >= 0)
-			return fd;
+		if ((r = take(s, s->newfd, name, e)) != SPOOL_NONE)
+			return r;
 	}
-	return -1;
+	return SPOOL_NONE;
 }
 
 /* Sleep until new/ may have changed; 0 when woken by a change, 1 when
@@ -437,10 +535,14 @@ static void sweep_tmp(struct spool *s)
 	listing_release(&l);
 }
 
-int spool_claim(struct spool *s, int wait, struct buf *name)
+void spool_entry_release(struct spool_entry *e)
 {
-	int fd = -1;
+	buf_release(&e->name);
+	buf_release(&e->where);
+}
 
+int spool_claim(struct spool *s, int wait, struct spool_entry *e)
+{
 	if (s->nheld == SPOOL_CLAIMS_MAX) {
 		errno = EBUSY;	/* done with some first */
 		return -1;
@@ -451,27 +553,27 @@ int spool_claim(struct spool *s, int wait, struct buf *name)
 		if (!wait)
 			set_horizon(s);
 	}
+	e->fd = -1;
 	for (;;) {
+		int r = SPOOL_NONE;
+
 		/* Between listings of new/, look for orphans of readers that
 		 * died: they are older than anything listed since. */
 		if (s->fresh.next == s->fresh.n) {
-			fd = claim_orphan(s);
-			if (fd < 0 && list_oldest(s->newfd, &s->fresh) < 0)
+			r = claim_orphan(s, e);
+			if (r == SPOOL_NONE && list_oldest(s->newfd, &s->fresh) < 0)
 				return -1;
 		}
-		if (fd < 0)
-			fd = claim_listed(s);
-		if (fd >= 0) {
-			buf_reset(name);
-			buf_addstr(name, s->held[s->nheld - 1].name);
-			return fd;
-		}
+		if (r == SPOOL_NONE)
+			r = claim_listed(s, e);
+		if (r != SPOOL_NONE)
+			return r;
 		if (!wait || io_stop_requested)
-			return 0;
+			return SPOOL_NONE;
 		if (wait_for_new(s) && time(NULL) - s->swept >= TMP_GRACE)
 			sweep_tmp(s);
 		if (io_stop_requested)
-			return 0;
+			return SPOOL_NONE;
 	}
 }
 
@@ -491,25 +593,18 @@ int spool_done(struct spool *s)
 int spool_set_aside(struct spool *s, struct buf *where)
 {
 	struct claim *c = &s->held[s->nheld - 1];
-	char path[4096];
-	int badfd, r;
 
-	snprintf(path, sizeof(path), "%s/bad", s->dir);
-	if (mkdir(path, 0700) < 0 && errno != EEXIST)
+	if (move_to_bad(s, s->curfd, c->name, where) < 0) {
+		int err = errno;
+		/* Not tried again in this reading: it would stop it again. */
+		remember_skipped(s, s->curfd, c->name);
+		spool_release(s);
+		errno = err;
 		return -1;
-	if ((badfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
-		return -1;
-	r = renameat(s->curfd, c->name, badfd, c->name);
-	if (r == 0)
-		r = xfsync(badfd);
-	close(badfd);
-	if (r == 0) {
-		buf_reset(where);
-		buf_addf(where, "dir:%s/bad/%s", s->dir, c->name);
-		close(c->fd);
-		s->nheld--;
 	}
-	return r;
+	close(c->fd);
+	s->nheld--;
+	return 0;
 }
 
 void spool_release(struct spool *s)

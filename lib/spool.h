@@ -18,8 +18,9 @@
  * dies leaves the file locked by nobody in cur/, and the next reader takes
  * it from there. Delivery is at least once.
  *
- *   DIR/bad/  messages a reader could not process, set aside so that
- *             they do not stop every reader after it
+ *   DIR/bad/  messages a reader could not process, and entries of new/
+ *             that are not regular files, set aside so that they do not
+ *             stop every reader after them
  *
  * A writer holds a lock on its file in tmp/; a reader removes files there
  * that nobody holds and that have not changed for an hour (left by a
@@ -39,7 +40,6 @@ struct spool;
  */
 struct spool *spool_open(const char *dir, int create, struct buf *err);
 void spool_close(struct spool *s);
-const char *spool_dir(const struct spool *s);
 
 /*
  * Writing: a new temporary file (its descriptor), then commit or abort.
@@ -54,21 +54,52 @@ void spool_abort(struct spool *s);
 int spool_publish(struct spool *s);
 
 /*
- * Reading: claim the oldest message and return its descriptor (reading
- * from the start), its name in name. 0 when there is none and wait is 0,
- * or when asked to stop while waiting; -1 with errno on failure. A reader
- * may hold up to SPOOL_CLAIMS_MAX claimed messages (group commit: their
- * outputs made durable together, then all deleted); the last one claimed
- * is the message in hand. Reading with wait 0 from the first claim on is
- * a --once run: it stops at the newest message there was then.
+ * Reading. spool_claim takes the oldest entry of cur/ (left by a reader
+ * that died) or new/ and says what it found:
+ *
+ *   SPOOL_MESSAGE    a regular file, claimed (locked, moved to cur/) and
+ *                    open for reading from its start: e->fd, e->name
+ *   SPOOL_SET_ASIDE  something else (a symbolic link, directory, FIFO,
+ *                    socket or device): never opened or followed, only
+ *                    moved to bad/ as e->where; e->kind says what it is
+ *   SPOOL_SKIPPED    an entry it could not read, claim or set aside: left
+ *                    where it is, e->action and e->err say why; it is
+ *                    passed over, silently, for the rest of this reading
+ *   SPOOL_NONE       nothing (more) to read: none there and wait is 0, or
+ *                    asked to stop while waiting
+ *
+ * e->dir and e->name say where the entry was ("new" or "cur"). An entry
+ * another reader took first is passed over without a word. -1 with errno
+ * when the spool itself cannot be read.
+ *
+ * A reader may hold up to SPOOL_CLAIMS_MAX claimed messages (group
+ * commit: their outputs made durable together, then all deleted); the
+ * last one claimed is the message in hand. Reading with wait 0 from the
+ * first claim on is a --once run: it stops at the newest entry there was
+ * then.
  */
 #define SPOOL_CLAIMS_MAX 64
-int spool_claim(struct spool *s, int wait, struct buf *name);
+enum spool_found { SPOOL_NONE, SPOOL_MESSAGE, SPOOL_SET_ASIDE, SPOOL_SKIPPED };
+struct spool_entry {
+	int fd;
+	const char *dir;	/* "new" or "cur" */
+	struct buf name;
+	const char *kind;	/* SPOOL_SET_ASIDE: "a directory", ... */
+	struct buf where;	/* SPOOL_SET_ASIDE: "dir:DIR/bad/NAME" */
+	const char *action;	/* SPOOL_SKIPPED: "read", "claim" or "set aside" */
+	int err;		/* SPOOL_SKIPPED: errno */
+};
+#define SPOOL_ENTRY_INIT { -1, "new", BUF_INIT, NULL, BUF_INIT, NULL, 0 }
+void spool_entry_release(struct spool_entry *e);
+int spool_claim(struct spool *s, int wait, struct spool_entry *e);
 /* The claimed messages are done with: delete them all. */
 int spool_done(struct spool *s);
 /*
- * The message in hand cannot be processed: move it to DIR/bad/ (where
- * says as "dir:DIR/bad/NAME"), so that the next reader goes on past it.
+ * The message in hand cannot be processed: move it to DIR/bad/ under its
+ * name, numbered when that is taken (NAME-2.msg), never replacing one
+ * (where says as "dir:DIR/bad/NAME"), so that the next reader goes on
+ * past it. When it cannot be moved it stays in cur/, passed over for the
+ * rest of this reading.
  */
 int spool_set_aside(struct spool *s, struct buf *where);
 /* Give the message in hand up unread: it stays in cur/ for the next reader. */

@@ -254,8 +254,12 @@ int tool_invalid(struct tool *t, struct headers *h, const void *body,
 			buf_addf(&where, " (Message-Id %s)", id);
 		buf_addstr(&where, ": ");
 	}
-	if (!t->invalid)
-		die(EX_DATAERR, "%s%s", where.ptr, reason.ptr);
+	if (!t->invalid) {
+		tool_refuse("%s%s", where.ptr, reason.ptr);
+		buf_release(&reason);
+		buf_release(&where);
+		return 0;
+	}
 	{
 		struct buf err = BUF_INIT;
 		buf_addf(&err, "%s: %s", progname, reason.ptr);

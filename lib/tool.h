@@ -114,12 +114,27 @@ void tool_write(struct frame_writer *fw, const struct headers *h,
 /*
  * An invalid message (well framed, but it cannot be processed). With
  * --invalid it is written there with "Error: PROGNAME: reason" and 0 is
- * returned; without, all output is flushed and the tool exits 65 naming
- * the message.
+ * returned; without, the message is named and refused (tool_refuse: a
+ * spool file is set aside and 0 returned, else the tool exits 65).
  */
 int tool_invalid(struct tool *t, struct headers *h, const void *body,
 		 size_t len, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
+
+/*
+ * The message in hand cannot be processed and there is no --invalid: the
+ * diagnostic names it. Read from a dir: spool, its file is set aside in
+ * DIR/bad/ once the tool is done with it (the tool carries on as if the
+ * message had been diverted) and the run goes on; from any other input
+ * the tool exits 65 now.
+ */
+void tool_refuse(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/*
+ * The exit status the inputs call for at the end of a run that went on:
+ * 74 when a spool entry could not be read, claimed or set aside, 65 when
+ * a file was set aside, else 0.
+ */
+int tool_inputs_status(void);
 
 /* Count one in the counter called name, if the tool keeps one. */
 void tool_count(struct tool *t, const char *name);

@@ -239,31 +239,108 @@ UUID7_MSG='^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}\
 	bodies r2.jsonl | sort -c
 }
 
-@test "dir: a malformed message file stops the reader (65), named, and is set aside in bad/" {
+@test "dir: a malformed message file is set aside in bad/, named, and the run goes on (65)" {
 	spool_fill s 1 3
 	# Between message 1 and message 2 in name order.
 	printf 'garbage\n' >s/new/000001z.msg
 	run -65 --separate-stderr msg-unwrap --once -e dir:s
-	[ "$(bodies <(echo "$output"))" = m000001 ]
+	[ "$(bodies <(echo "$output") | paste -sd ' ')" = 'm000001 m000002 m000003' ]
 	[ "$stderr" = "msg-unwrap: dir:s/cur/000001z.msg: offset 8: truncated frame: end of input in the header block; not a message stream; wrap raw data with msg-wrap
 msg-unwrap: 'dir:s/cur/000001z.msg' set aside as 'dir:s/bad/000001z.msg'" ]
-	# Kept byte for byte, out of the way: the next run goes on past it.
+	# Kept byte for byte, out of the way.
 	[ "$(cat s/bad/000001z.msg)" = garbage ]
 	[ "$(stat -c %a s/bad)" = 700 ]
-	is 0 s/cur
-	is 2 s/new
-	run -0 msg-unwrap --once -e dir:s
-	[ "$(bodies <(echo "$output"))" = "$(printf 'm000002\nm000003')" ]
 	empty_spool s
+	run -0 msg-unwrap --once -e dir:s
+	[ -z "$output" ]
+}
+
+@test "dir: three bad files and a good one: one run sets all three aside, delivers the good one, exits 65" {
+	spool_fill s 4 4
+	printf 'garbage\n' >s/new/000001.msg
+	printf 'Content-Length: 100\n\nabc' >s/new/000002.msg
+	printf 'Content-Length: 1\n\nxy\n' >s/new/000003.msg
+	run -65 --separate-stderr msg-unwrap --once -s '\n' dir:s
+	[ "$output" = m000004 ]
+	[ "$stderr" = "msg-unwrap: dir:s/cur/000001.msg: offset 8: truncated frame: end of input in the header block; not a message stream; wrap raw data with msg-wrap
+msg-unwrap: 'dir:s/cur/000001.msg' set aside as 'dir:s/bad/000001.msg'
+msg-unwrap: dir:s/cur/000002.msg: offset 24: truncated frame: end of input after 3 of 100 body bytes
+msg-unwrap: 'dir:s/cur/000002.msg' set aside as 'dir:s/bad/000002.msg'
+msg-unwrap: dir:s/cur/000003.msg: offset 20: Content-Length mismatch: byte after the 1-byte body is not LF
+msg-unwrap: 'dir:s/cur/000003.msg' set aside as 'dir:s/bad/000003.msg'" ]
+	empty_spool s
+	[ "$(ls s/bad | paste -sd ' ')" = '000001.msg 000002.msg 000003.msg' ]
+	cmp s/bad/000002.msg <(printf 'Content-Length: 100\n\nabc')
+}
+
+@test "dir: a frame cut short in a spool file is diverted whole with --invalid, before any of its body is used" {
+	spool_fill s 2 2
+	printf 'Content-Length: 100\n\nabc' >s/new/000001.msg
+	run -0 --separate-stderr msg-unwrap --once -s '\n' --invalid bad.msg --stats dir:s
+	[ "$output" = m000002 ]
+	[ "$stderr" = "msg-unwrap: stats: in 1, out 1, invalid 1, expired 0" ]
+	msg-unwrap bad.msg >body
+	cmp body <(printf 'Content-Length: 100\n\nabc')
+	run -0 msg-unwrap -H bad.msg
+	[[ "$output" == *"Error: msg-unwrap: dir:s/cur/000001.msg: offset 24: truncated frame: end of input after 3 of 100 body bytes"* ]]
+	empty_spool s
+	[ ! -e s/bad ]
+}
+
+@test "dir: a file set aside under a name already in bad/ gets a number, never replacing the first" {
+	mkdir -p s/bad
+	printf 'first\n' >s/bad/000001.msg
+	printf 'second\n' >s/bad/000001-2.msg
+	spool_fill s 2 2
+	printf 'third\n' >s/new/000001.msg
+	run -65 --separate-stderr msg-unwrap --once dir:s
+	[ "$output" = m000002 ]
+	[ "${stderr##*$'\n'}" = "msg-unwrap: 'dir:s/cur/000001.msg' set aside as 'dir:s/bad/000001-3.msg'" ]
+	[ "$(cat s/bad/000001.msg)" = first ]
+	[ "$(cat s/bad/000001-2.msg)" = second ]
+	[ "$(cat s/bad/000001-3.msg)" = third ]
+	# A name without an extension gets its number at the end.
+	drop inbox x '<a>'
+	drop inbox y '<b/>'
+	mkdir inbox/bad
+	: >inbox/bad/x
+	run -65 --separate-stderr msg-split --once -r -x /a dir:inbox
+	[ "${stderr##*$'\n'}" = "msg-split: 'dir:inbox/cur/x' set aside as 'dir:inbox/bad/x-2'" ]
+	[ "$(cat inbox/bad/x-2)" = '<a>' ]
+	[ ! -s inbox/bad/x ]
+	empty_spool inbox
+}
+
+@test "dir: a waiting reader sets files aside as it meets them, goes on, and exits 65 when stopped" {
+	local reader
+	mkdir -p w/tmp w/new w/cur
+	spawn msg-unwrap -e dir:w >got.jsonl 2>err
+	reader=$spawned
+	printf 'garbage\n' >w/tmp/000001.msg
+	mv w/tmp/000001.msg w/new/
+	wait_until 20 test -e w/bad/000001.msg
+	wait_until 10 eval '[ "$(grep -c . err)" = 2 ]'
+	spool_fill w 2 3
+	wait_until 20 eval '[ "$(grep -c . got.jsonl)" = 2 ]'
+	alive "$reader"
+	kill -TERM "$reader"
+	status_of "$reader" 20
+	[ "$status" = 65 ]
+	[ "$(sed -n 2p err)" = "msg-unwrap: 'dir:w/cur/000001.msg' set aside as 'dir:w/bad/000001.msg'" ]
+	[ "$(grep -c . err)" = 2 ]
+	[ "$(bodies got.jsonl | paste -sd ' ')" = 'm000002 m000003' ]
 }
 
 @test "dir: a well-framed message a tool cannot process is set aside too" {
 	spool_fill s 1 1
 	frame bad 'Message-Id: id-bad' 'Content-Type: application/json' >s/new/000000z.msg
-	run -65 --separate-stderr msg-route --once -w 'json("/a") = 1' -t out.msg dir:s
-	[ "${stderr##*$'\n'}" = "msg-route: 'dir:s/cur/000000z.msg' set aside as 'dir:s/bad/000000z.msg'" ]
+	run -65 --separate-stderr msg-route --once -w "header('Message-Id') != 'id-bad'" -t out.msg dir:s
+	[ "$stderr" = "msg-route: dir:s/cur/000000z.msg: message 1 (Message-Id id-bad): no rule matched
+msg-route: 'dir:s/cur/000000z.msg' set aside as 'dir:s/bad/000000z.msg'" ]
 	cmp s/bad/000000z.msg <(frame bad 'Message-Id: id-bad' 'Content-Type: application/json')
-	is 1 s/new
+	# The run went on past it.
+	[ "$(msg-unwrap out.msg)" = m000001 ]
+	empty_spool s
 }
 
 @test "dir: with --invalid a malformed file is diverted whole and the run goes on" {
@@ -280,6 +357,87 @@ msg-unwrap: 'dir:s/cur/000001z.msg' set aside as 'dir:s/bad/000001z.msg'" ]
 	[ "$output" = "$(printf 'Subject: x\nno blank line')" ]
 	empty_spool s
 	[ ! -e s/bad ]
+}
+
+# ---- entries that are not regular files ----
+
+@test "dir: a symlink in new/ is set aside, never followed: msg-wrap does not ship what it points to" {
+	printf 'secret\n' >secret
+	drop inbox a.txt 'one'
+	ln -s "$PWD/secret" inbox/new/b.txt
+	drop inbox c.txt 'three'
+	run -65 --separate-stderr msg-wrap --once dir:inbox
+	[ "$(msg-unwrap -s ' ' <<<"$output")" = 'one three' ]
+	[ "$stderr" = "msg-wrap: 'dir:inbox/new/b.txt' is a symbolic link, not a regular file
+msg-wrap: 'dir:inbox/new/b.txt' set aside as 'dir:inbox/bad/b.txt'" ]
+	# The link itself is moved, untouched; what it points to is not read.
+	[ -L inbox/bad/b.txt ]
+	[ "$(readlink inbox/bad/b.txt)" = "$PWD/secret" ]
+	[ "$(cat secret)" = secret ]
+	empty_spool inbox
+}
+
+@test "dir: a directory in new/ is set aside; the messages after it are delivered" {
+	spool_fill s 1 2
+	mkdir s/new/000001a.msg
+	: >s/new/000001a.msg/inside
+	run -65 --separate-stderr msg-unwrap --once -s ' ' dir:s
+	[ "$output" = 'm000001 m000002' ]
+	[ "$stderr" = "msg-unwrap: 'dir:s/new/000001a.msg' is a directory, not a regular file
+msg-unwrap: 'dir:s/new/000001a.msg' set aside as 'dir:s/bad/000001a.msg'" ]
+	[ -d s/bad/000001a.msg ]
+	[ -e s/bad/000001a.msg/inside ]
+	empty_spool s
+	# The next run has nothing to say.
+	run -0 --separate-stderr msg-unwrap --once dir:s
+	[ -z "$stderr" ]
+}
+
+@test "dir: a directory already claimed into cur/ is set aside from there" {
+	# What a reader that opened anything it found left behind: every run
+	# stopped at it with "Is a directory".
+	spool_fill s 1 1
+	mkdir s/cur/000-dir
+	run -65 --separate-stderr msg-route --once -f 'true()' --output out.msg dir:s
+	[ "$stderr" = "msg-route: 'dir:s/cur/000-dir' is a directory, not a regular file
+msg-route: 'dir:s/cur/000-dir' set aside as 'dir:s/bad/000-dir'" ]
+	[ -d s/bad/000-dir ]
+	[ "$(msg-unwrap out.msg)" = m000001 ]
+	empty_spool s
+}
+
+@test "dir: a FIFO in new/ does not hang the reader: it is set aside" {
+	spool_fill s 1 1
+	mkfifo s/new/000000.msg
+	drop inbox a 'raw'
+	mkfifo inbox/new/b
+	run -65 --separate-stderr timeout -k 5 30 msg-unwrap --once dir:s
+	[ "$output" = m000001 ]
+	[ "$stderr" = "msg-unwrap: 'dir:s/new/000000.msg' is a FIFO, not a regular file
+msg-unwrap: 'dir:s/new/000000.msg' set aside as 'dir:s/bad/000000.msg'" ]
+	[ -p s/bad/000000.msg ]
+	empty_spool s
+	run -65 --separate-stderr timeout -k 5 30 msg-split --once -r -l dir:inbox
+	[ "$(msg-unwrap <<<"$output")" = raw ]
+	[ "${stderr_lines[1]}" = "msg-split: 'dir:inbox/new/b' set aside as 'dir:inbox/bad/b'" ]
+	[ -p inbox/bad/b ]
+	empty_spool inbox
+}
+
+@test "dir: a symlink to /dev/zero in new/ is set aside, not read for ever" {
+	drop inbox a 'raw'
+	ln -s /dev/zero inbox/new/b
+	run -65 --separate-stderr timeout -k 5 30 msg-wrap --once dir:inbox
+	[ "$(msg-unwrap <<<"$output")" = raw ]
+	[ "$stderr" = "msg-wrap: 'dir:inbox/new/b' is a symbolic link, not a regular file
+msg-wrap: 'dir:inbox/new/b' set aside as 'dir:inbox/bad/b'" ]
+	[ "$(readlink inbox/bad/b)" = /dev/zero ]
+	spool_fill s 1 1
+	ln -s /dev/zero s/new/000000.msg
+	run -65 --separate-stderr timeout -k 5 30 msg-route --once -f 'true()' dir:s
+	[ "$(msg-unwrap <<<"$output")" = m000001 ]
+	[ "${stderr_lines[1]}" = "msg-route: 'dir:s/new/000000.msg' set aside as 'dir:s/bad/000000.msg'" ]
+	empty_spool s
 }
 
 @test "dir: --once drains what was there when it started, not what arrives later" {
@@ -432,16 +590,17 @@ drop() {
 	empty_spool inbox
 }
 
-@test "dir: msg-split -r splits raw documents from a spool; a bad one is set aside" {
+@test "dir: msg-split -r splits raw documents from a spool; a bad one is set aside and the rest split" {
 	drop inbox 1.xml '<orders><o>a</o><o>b</o></orders>'
 	drop inbox 2.xml '<orders><o>c</o>'
 	drop inbox 3.xml '<orders><o>d</o></orders>'
 	run -65 --separate-stderr msg-split --once -r -x /orders/o dir:inbox
-	[ "$(msg-unwrap -s ' ' <<<"$output")" = '<o>a</o> <o>b</o>' ]
-	[ "${stderr##*$'\n'}" = "msg-split: 'dir:inbox/cur/2.xml' set aside as 'dir:inbox/bad/2.xml'" ]
-	[ "$(cat inbox/bad/2.xml)" = '<orders><o>c</o>' ]
-	run -0 msg-split --once -r -x /orders/o dir:inbox
+	[ "$(msg-unwrap -s ' ' <<<"$output")" = '<o>a</o> <o>b</o> <o>d</o>' ]
 	[ "$(msg-unwrap -H <<<"$output" | grep -c '^File-Name: 3.xml$')" = 1 ]
+	[ "${#stderr_lines[@]}" = 2 ]
+	[[ ${stderr_lines[0]} == "msg-split: dir:inbox/cur/2.xml (Message-Id "*"): body is not XML: "* ]]
+	[ "${stderr_lines[1]}" = "msg-split: 'dir:inbox/cur/2.xml' set aside as 'dir:inbox/bad/2.xml'" ]
+	[ "$(cat inbox/bad/2.xml)" = '<orders><o>c</o>' ]
 	empty_spool inbox
 }
 

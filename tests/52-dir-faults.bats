@@ -84,3 +84,89 @@ syncs_of() {
 	msg-unwrap --once -e dir:b >got.jsonl
 	bodies got.jsonl | sort -u | cmp - <(expect_bodies 1 100)
 }
+
+# ---- entries a reader cannot read or claim ----
+# The tests run as root too, which file modes do not stop: the shim
+# fails the calls instead.
+
+@test "faults: an entry the reader may not open is named, left in place, the rest read: exit 74" {
+	spool_fill s 1 3
+	run -74 --separate-stderr faulty FAULT_FUNCS=openat FAULT_PATH='*/s/new/000002.msg' \
+		FAULT_COUNT=0 FAULT_ERRNO=EACCES -- msg-unwrap --once -s ' ' --stats dir:s
+	[ "$output" = 'm000001 m000003' ]
+	[ "$stderr" = "msg-unwrap: cannot read 'dir:s/new/000002.msg': Permission denied
+msg-unwrap: stats: in 2, out 2, invalid 0, expired 0" ]
+	[ "$(ls s/new)" = 000002.msg ]
+	is 0 s/cur
+	[ ! -e s/bad ]
+	# Once it can be read, the next run takes it.
+	run -0 msg-unwrap --once dir:s
+	[ "$output" = m000002 ]
+	empty_spool s
+}
+
+@test "faults: a raw inbox entry the reader may not open: named, exit 74, the others wrapped" {
+	mkdir -p inbox/new
+	printf one >inbox/new/a
+	printf two >inbox/new/b
+	run -74 --separate-stderr faulty FAULT_FUNCS=openat FAULT_PATH='*/inbox/new/a' \
+		FAULT_COUNT=0 FAULT_ERRNO=EACCES -- msg-wrap --once dir:inbox
+	[ "$(msg-unwrap <<<"$output")" = two ]
+	[ "$stderr" = "msg-wrap: cannot read 'dir:inbox/new/a': Permission denied" ]
+	[ "$(ls inbox/new)" = a ]
+}
+
+@test "faults: a waiting reader names an unreadable entry once, reads the rest, and exits 74 when stopped" {
+	local reader
+	spool_fill s 1 1
+	# Through env, which becomes the tool: the signal reaches the tool.
+	spawn env LD_PRELOAD="$BATS_FILE_TMPDIR/faultinject.so" \
+		ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
+		FAULT_FUNCS=openat FAULT_PATH='*/s/new/000001.msg' FAULT_COUNT=0 \
+		FAULT_ERRNO=EACCES FAULT_LOG="$PWD/faults.log" msg-unwrap -s '\n' dir:s >got 2>err
+	reader=$spawned
+	spool_fill s 2 2
+	wait_until 20 eval '[ "$(cat got)" = m000002 ]'
+	# Listed again while it waits, named only the first time.
+	sleep 2.5
+	spool_fill s 3 3
+	wait_until 20 eval '[ "$(grep -c . got)" = 2 ]'
+	alive "$reader"
+	kill -TERM "$reader"
+	status_of "$reader" 20
+	[ "$status" = 74 ]
+	[ "$(cat err)" = "msg-unwrap: cannot read 'dir:s/new/000001.msg': Permission denied" ]
+	[ "$(ls s/new)" = 000001.msg ]
+}
+
+@test "faults: a spool on a read-only mount: the claim fails, named, exit 74, nothing lost" {
+	spool_fill s 1 3
+	run -74 --separate-stderr faulty FAULT_FUNCS=renameat FAULT_PATH='*/s/new/*' \
+		FAULT_COUNT=0 FAULT_ERRNO=EROFS -- msg-unwrap --once dir:s
+	[ -z "$output" ]
+	[ "$stderr" = "msg-unwrap: cannot claim 'dir:s/new/000001.msg': Read-only file system" ]
+	is 3 s/new
+	is 0 s/cur
+	# Messages claimed before the failure are delivered and deleted first.
+	run -74 --separate-stderr faulty FAULT_FUNCS=renameat FAULT_PATH='*/s/new/*' \
+		FAULT_AT=2 FAULT_COUNT=0 FAULT_ERRNO=EROFS -- msg-unwrap --once -s ' ' dir:s
+	[ "$output" = m000001 ]
+	[ "$stderr" = "msg-unwrap: cannot claim 'dir:s/new/000002.msg': Read-only file system" ]
+	[ "$(ls s/new | paste -sd ' ')" = '000002.msg 000003.msg' ]
+	is 0 s/cur
+}
+
+@test "faults: a file that cannot be set aside stays in the spool, named: exit 74" {
+	spool_fill s 2 2
+	printf 'garbage\n' >s/new/000001.msg
+	mkfifo s/new/000001f.msg
+	run -74 --separate-stderr faulty FAULT_FUNCS=openat FAULT_PATH='*/s/bad' \
+		FAULT_COUNT=0 FAULT_ERRNO=EACCES -- msg-unwrap --once dir:s
+	[ "$output" = m000002 ]
+	[ "$stderr" = "msg-unwrap: dir:s/cur/000001.msg: offset 8: truncated frame: end of input in the header block; not a message stream; wrap raw data with msg-wrap
+msg-unwrap: cannot set 'dir:s/cur/000001.msg' aside; it stays in the spool: Permission denied
+msg-unwrap: 'dir:s/new/000001f.msg' is a FIFO, not a regular file
+msg-unwrap: cannot set 'dir:s/new/000001f.msg' aside; it stays in the spool: Permission denied" ]
+	[ "$(cat s/cur/000001.msg)" = garbage ]
+	[ -p s/new/000001f.msg ]
+}

@@ -98,7 +98,7 @@ static void test_group_commit(void)
 static void test_claims_in_name_order(void)
 {
 	char dir[512], name[32];
-	struct buf got = BUF_INIT;
+	struct spool_entry got = SPOOL_ENTRY_INIT;
 	struct spool *s = open_spool("r", 1, dir, sizeof(dir));
 	int n = 9000, in_order = 1, fd, taken = 0, made = 0;
 	char last[32] = "";
@@ -110,8 +110,8 @@ static void test_claims_in_name_order(void)
 	}
 	CHECK(made == n);
 	while ((fd = spool_claim(s, 0, &got)) > 0) {
-		in_order &= strcmp(last, got.ptr) < 0;
-		snprintf(last, sizeof(last), "%s", got.ptr);
+		in_order &= strcmp(last, got.name.ptr) < 0;
+		snprintf(last, sizeof(last), "%s", got.name.ptr);
 		if (++taken % SPOOL_CLAIMS_MAX == 0 && spool_done(s) < 0)
 			break;
 	}
@@ -122,7 +122,7 @@ static void test_claims_in_name_order(void)
 	CHECK(count_in(dir, "new") == 0);
 	CHECK(count_in(dir, "cur") == 0);
 	spool_close(s);
-	buf_release(&got);
+	spool_entry_release(&got);
 }
 
 /* A reader holds at most SPOOL_CLAIMS_MAX; releasing the one in hand
@@ -130,7 +130,7 @@ static void test_claims_in_name_order(void)
 static void test_claims_held(void)
 {
 	char dir[512], name[32];
-	struct buf got = BUF_INIT;
+	struct spool_entry got = SPOOL_ENTRY_INIT;
 	struct spool *s = open_spool("h", 1, dir, sizeof(dir)), *next;
 	int fd = 0, made = 0;
 
@@ -148,15 +148,15 @@ static void test_claims_held(void)
 	CHECK(count_in(dir, "cur") == SPOOL_CLAIMS_MAX);
 	next = open_spool("h", 0, dir, sizeof(dir));
 	CHECK(next != NULL);
-	CHECK(spool_claim(next, 0, &got) > 0);
-	CHECK_STR(got.ptr, "0063.msg");
+	CHECK(spool_claim(next, 0, &got) == SPOOL_MESSAGE);
+	CHECK_STR(got.name.ptr, "0063.msg");
 	CHECK(spool_done(next) == 0);
 	CHECK(spool_done(s) == 0);
 	CHECK(count_in(dir, "cur") == 0);
 	CHECK(count_in(dir, "new") == 2);
 	spool_close(next);
 	spool_close(s);
-	buf_release(&got);
+	spool_entry_release(&got);
 }
 
 /* Reading without waiting from the first claim on stops at the newest
@@ -164,26 +164,89 @@ static void test_claims_held(void)
 static void test_once_and_set_aside(void)
 {
 	char dir[512];
-	struct buf got = BUF_INIT, where = BUF_INIT;
+	struct spool_entry got = SPOOL_ENTRY_INIT;
+	struct buf where = BUF_INIT;
 	struct spool *s = open_spool("o", 1, dir, sizeof(dir));
 	char want[600];
 
 	CHECK(s != NULL);
 	CHECK(put(dir, "b.msg", "m") == 0);
-	CHECK(spool_claim(s, 0, &got) > 0);
+	CHECK(spool_claim(s, 0, &got) == SPOOL_MESSAGE);
 	CHECK(put(dir, "a.msg", "older") == 0);	/* older than the horizon: taken */
 	CHECK(put(dir, "c.msg", "later") == 0);	/* newer: left for the next run */
 	CHECK(spool_set_aside(s, &where) == 0);
 	snprintf(want, sizeof(want), "dir:%s/bad/b.msg", dir);
 	CHECK_STR(where.ptr, want);
 	CHECK(count_in(dir, "bad") == 1);
-	CHECK(spool_claim(s, 0, &got) > 0);
-	CHECK_STR(got.ptr, "a.msg");
+	CHECK(spool_claim(s, 0, &got) == SPOOL_MESSAGE);
+	CHECK_STR(got.name.ptr, "a.msg");
 	CHECK(spool_claim(s, 0, &got) == 0);
 	CHECK(spool_done(s) == 0);
 	CHECK(count_in(dir, "new") == 1);
 	spool_close(s);
-	buf_release(&got);
+	spool_entry_release(&got);
+	buf_release(&where);
+}
+
+/* Entries that are not regular files are moved to bad/ as they are, in
+ * name order with the messages, never opened; none replaces another. */
+static void test_not_regular(void)
+{
+	char dir[512], path[600], want[700];
+	struct spool_entry e = SPOOL_ENTRY_INIT;
+	struct buf where = BUF_INIT;
+	struct spool *s = open_spool("n", 1, dir, sizeof(dir));
+	struct stat st;
+
+	CHECK(s != NULL);
+	snprintf(path, sizeof(path), "%s/new/a", dir);
+	CHECK(symlink("/dev/zero", path) == 0);
+	snprintf(path, sizeof(path), "%s/new/b", dir);
+	CHECK(mkdir(path, 0700) == 0);
+	snprintf(path, sizeof(path), "%s/new/c", dir);
+	CHECK(mkfifo(path, 0600) == 0);
+	CHECK(put(dir, "d.msg", "m") == 0);
+	CHECK(put(dir, "e.msg", "m") == 0);
+	snprintf(path, sizeof(path), "%s/bad", dir);
+	CHECK(mkdir(path, 0700) == 0);
+	snprintf(path, sizeof(path), "%s/bad/a", dir);
+	CHECK(symlink("elsewhere", path) == 0);
+
+	CHECK(spool_claim(s, 0, &e) == SPOOL_SET_ASIDE);
+	CHECK_STR(e.name.ptr, "a");
+	CHECK_STR(e.dir, "new");
+	CHECK_STR(e.kind, "a symbolic link");
+	snprintf(want, sizeof(want), "dir:%s/bad/a-2", dir);
+	CHECK_STR(e.where.ptr, want);
+	CHECK(spool_claim(s, 0, &e) == SPOOL_SET_ASIDE);
+	CHECK_STR(e.kind, "a directory");
+	CHECK(spool_claim(s, 0, &e) == SPOOL_SET_ASIDE);
+	CHECK_STR(e.kind, "a FIFO");
+	CHECK(spool_claim(s, 0, &e) == SPOOL_MESSAGE);
+	CHECK_STR(e.name.ptr, "d.msg");
+	CHECK_STR(e.dir, "cur");
+	CHECK(e.fd > 0);
+	/* The message in hand set aside under a name taken in bad/. */
+	snprintf(path, sizeof(path), "%s/bad/d.msg", dir);
+	CHECK(mkdir(path, 0700) == 0);
+	CHECK(spool_set_aside(s, &where) == 0);
+	snprintf(want, sizeof(want), "dir:%s/bad/d-2.msg", dir);
+	CHECK_STR(where.ptr, want);
+	CHECK(spool_claim(s, 0, &e) == SPOOL_MESSAGE);
+	CHECK_STR(e.name.ptr, "e.msg");
+	CHECK(spool_claim(s, 0, &e) == SPOOL_NONE);
+	CHECK(spool_done(s) == 0);
+
+	CHECK(count_in(dir, "new") == 0 && count_in(dir, "cur") == 0);
+	CHECK(count_in(dir, "bad") == 6);
+	snprintf(path, sizeof(path), "%s/bad/a", dir);
+	CHECK(lstat(path, &st) == 0 && S_ISLNK(st.st_mode));
+	snprintf(path, sizeof(path), "%s/bad/a-2", dir);
+	CHECK(lstat(path, &st) == 0 && S_ISLNK(st.st_mode));
+	snprintf(path, sizeof(path), "%s/bad/c", dir);
+	CHECK(lstat(path, &st) == 0 && S_ISFIFO(st.st_mode));
+	spool_close(s);
+	spool_entry_release(&e);
 	buf_release(&where);
 }
 
@@ -216,6 +279,7 @@ int main(void)
 	test_claims_in_name_order();
 	test_claims_held();
 	test_once_and_set_aside();
+	test_not_regular();
 	test_open();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", top);
 	if (system(cmd) != 0)
