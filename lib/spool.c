@@ -59,7 +59,8 @@ struct spool {
 	char *horizon;
 	int reading;			/* claimed before: set up for reading */
 	struct listing fresh;		/* of new/ */
-	/* "new/NAME" and "cur/NAME" of entries skipped, not to be tried again */
+	/* "new/NAME" and "cur/NAME" of entries skipped, not to be tried
+	 * again, sorted */
 	struct listing skipped;
 	time_t swept;			/* when tmp/ was last cleared */
 };
@@ -301,11 +302,15 @@ static void skip_key(struct spool *s, int dirfd, const char *name, struct buf *k
 static int was_skipped(struct spool *s, int dirfd, const char *name)
 {
 	struct buf key = BUF_INIT;
-	int found = 0;
+	const char *k;
+	int found;
 
+	if (!s->skipped.n)
+		return 0;
 	skip_key(s, dirfd, name, &key);
-	for (size_t i = 0; i < s->skipped.n && !found; i++)
-		found = !strcmp(s->skipped.names[i], key.ptr);
+	k = key.ptr;
+	found = bsearch(&k, s->skipped.names, s->skipped.n, sizeof(*s->skipped.names),
+			by_name) != NULL;
 	buf_release(&key);
 	return found;
 }
@@ -322,6 +327,8 @@ static void remember_skipped(struct spool *s, int dirfd, const char *name)
 	if (!was_skipped(s, dirfd, name)) {
 		skip_key(s, dirfd, name, &key);
 		listing_add(&s->skipped, buf_detach(&key, NULL));
+		/* Sorted for was_skipped, which every entry tried goes through. */
+		qsort(s->skipped.names, s->skipped.n, sizeof(*s->skipped.names), by_name);
 	}
 }
 
