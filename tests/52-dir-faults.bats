@@ -170,3 +170,23 @@ msg-unwrap: cannot set 'dir:s/new/000001f.msg' aside; it stays in the spool: Per
 	[ "$(cat s/cur/000001.msg)" = garbage ]
 	[ -p s/new/000001f.msg ]
 }
+
+@test "faults: without RENAME_NOREPLACE, entries are set aside by link(2), or looked for first: none replaced" {
+	mkdir -p s/bad
+	printf 'first\n' >s/bad/000001.msg
+	mkdir s/bad/000002.msg
+	spool_fill s 3 3
+	printf 'garbage\n' >s/new/000001.msg
+	mkdir s/new/000002.msg
+	run -65 --separate-stderr faulty FAULT_FUNCS=renameat2 FAULT_COUNT=0 FAULT_ERRNO=EINVAL -- \
+		msg-unwrap --once dir:s
+	[ "$output" = m000003 ]
+	[ "${stderr_lines[1]}" = "msg-unwrap: 'dir:s/cur/000001.msg' set aside as 'dir:s/bad/000001-2.msg'" ]
+	[ "${stderr_lines[3]}" = "msg-unwrap: 'dir:s/new/000002.msg' set aside as 'dir:s/bad/000002-2.msg'" ]
+	[ "$(cat s/bad/000001.msg)" = first ]
+	[ "$(cat s/bad/000001-2.msg)" = garbage ]
+	# A directory cannot be linked: its new name is looked for first.
+	[ -d s/bad/000002.msg ]
+	[ -d s/bad/000002-2.msg ]
+	empty_spool s
+}
