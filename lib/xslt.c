@@ -28,6 +28,7 @@
 #include "diag.h"
 #include "io.h"
 #include "jsonxml.h"
+#include "sandbox.h"
 #include "xmldoc.h"
 
 /* Error text longer than this is cut: it ends up in one header line. */
@@ -37,22 +38,22 @@ struct xslt_sheet {
 	char *key;		/* the path as given, or the name from a header */
 	int named;		/* key is a name looked up in --allow-read */
 	int pinned;		/* given on the command line: never evicted */
-	char *dir;		/* its directory, canonical: readable */
+	struct sandbox_dirs dirs;	/* of its modules: document() reads there */
 	xsltStylesheetPtr style;
 	unsigned long long used;
 };
 
 struct xslt {
 	struct xslt_options o;
-	char **read_dirs, **write_dirs;	/* canonical */
-	size_t nread, nwrite;
+	struct sandbox_dirs read_dirs, write_dirs;
 	const char **params;		/* name, XPath, ..., NULL */
 	size_t nparams;
 	struct xslt_sheet *cache[XSLT_CACHE_MAX];
 	size_t ncache;
 	unsigned long long clock;
 	xsltSecurityPrefsPtr sec;
-	int parse_options;
+	int parse_options;	/* bodies and document() */
+	int sheet_options;	/* stylesheet modules */
 };
 
 /*
@@ -62,7 +63,8 @@ struct xslt {
 static struct xslt *engine;
 static struct {
 	struct buf *err;		/* raw error text; NULL: nothing runs */
-	const char *dir;		/* the running stylesheet's directory */
+	struct xslt_sheet *sheet;	/* being compiled or run */
+	int compiling;			/* stylesheet modules are being loaded */
 	xsltTransformContextPtr ctxt;	/* during a transformation */
 	const struct headers *in;	/* what msg:header() reads */
 	struct xslt_result *r;		/* what <msg:header/> writes */
@@ -71,86 +73,25 @@ static struct {
 	int have_last;
 } run = { .message = BUF_INIT };
 
-/* ---- paths and the security rules ---- */
+/* ---- the security rules ---- */
 
 /*
- * The canonical absolute form of path, symlinks resolved as far as it
- * exists (a file to be written need not exist yet). NULL when it cannot
- * be made: a ".." below a missing directory, or an error other than
- * ENOENT.
+ * May the running stylesheet read this local file? Its own modules (the
+ * stylesheet, its imports and includes) are code the operator installed,
+ * read wherever they lie; documents only under the directories of those
+ * modules and --allow-read.
  */
-static char *canonical(const char *path)
-{
-	char *real = realpath(path, NULL), *copy, *slash, *parent, *base;
-	struct buf out = BUF_INIT;
-
-	if (real || errno != ENOENT || !*path)
-		return real;
-	copy = xstrdup(path);
-	while ((slash = strrchr(copy, '/')) && slash != copy && !slash[1])
-		*slash = '\0';		/* "dir/" is "dir" */
-	slash = strrchr(copy, '/');
-	base = slash ? slash + 1 : copy;
-	if (!strcmp(base, "..") || !strcmp(base, ".") || !*base) {
-		free(copy);
-		return NULL;
-	}
-	if (slash == copy)
-		parent = xstrdup("/");
-	else if (slash) {
-		*slash = '\0';
-		parent = canonical(copy);
-	} else {
-		parent = canonical(".");
-	}
-	if (!parent) {
-		free(copy);
-		return NULL;
-	}
-	buf_addstr(&out, parent);
-	if (out.len > 1)
-		buf_addch(&out, '/');
-	buf_addstr(&out, base);
-	free(parent);
-	free(copy);
-	return buf_detach(&out, NULL);
-}
-
-static int inside(const char *path, const char *dir)
-{
-	size_t n = strlen(dir);
-
-	if (n == 1 && dir[0] == '/')
-		return path[0] == '/';
-	return !strncmp(path, dir, n) && (path[n] == '/' || path[n] == '\0');
-}
-
-static int inside_any(const char *path, char *const *dirs, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (inside(path, dirs[i]))
-			return 1;
-	return 0;
-}
-
-/* May a stylesheet read this local file? */
 static int may_read(const char *path)
 {
-	char *real = path ? canonical(path) : NULL;
-	int ok = real && ((run.dir && inside(real, run.dir)) ||
-			  inside_any(real, engine->read_dirs, engine->nread));
-
-	free(real);
-	return ok;
+	if (run.compiling)
+		return 1;
+	return path && ((run.sheet && sandbox_dirs_allow(&run.sheet->dirs, path)) ||
+			sandbox_dirs_allow(&engine->read_dirs, path));
 }
 
 static int may_write(const char *path)
 {
-	char *real = path ? canonical(path) : NULL;
-	int ok = real && inside_any(real, engine->write_dirs, engine->nwrite);
-
-	free(real);
-	return ok;
+	return path && sandbox_dirs_allow(&engine->write_dirs, path);
 }
 
 static int check_read(xsltSecurityPrefsPtr sec, xsltTransformContextPtr ctxt,
@@ -246,10 +187,10 @@ static void on_xml_error(void *data, xmlErrorPtr e)
 	buf_release(&text);
 }
 
-static void begin_capture(struct buf *raw, const char *dir)
+static void begin_capture(struct buf *raw, struct xslt_sheet *sheet)
 {
 	run.err = raw;
-	run.dir = dir;
+	run.sheet = sheet;
 	xmlSetStructuredErrorFunc(NULL, on_xml_error);
 }
 
@@ -257,7 +198,8 @@ static void end_capture(void)
 {
 	xmldoc_restore_errors();
 	run.err = NULL;
-	run.dir = NULL;
+	run.sheet = NULL;
+	run.compiling = 0;
 	run.ctxt = NULL;
 	run.in = NULL;
 	run.r = NULL;
@@ -324,7 +266,7 @@ static int read_file(const char *path, struct buf *out)
 }
 
 /*
- * Without --load-dtd nothing outside a document is read. A parser may
+ * Without --load-dtd nothing outside a body is read. A parser may
  * leave out the external DTD subset (attribute defaults declared inside
  * the document still apply, as with xsltproc); an external entity left
  * out would silently lose text, so refusing one fails the parse.
@@ -340,7 +282,10 @@ static xmlParserInputPtr refuse_entities(const char *url, const char *id,
 	return NULL;
 }
 
-/* With --load-dtd: local files and catalogs, never the network. */
+/*
+ * For stylesheets, and bodies with --load-dtd: local files and catalogs,
+ * never the network.
+ */
 static xmlParserInputPtr local_entities(const char *url, const char *id,
 					xmlParserCtxtPtr ctxt)
 {
@@ -348,17 +293,18 @@ static xmlParserInputPtr local_entities(const char *url, const char *id,
 }
 
 /*
- * Parse with our options and entity rules. Errors go wherever libxml2's
+ * Parse with our options and entity rules: local DTDs and entities for
+ * trusted documents, none for the others. Errors go wherever libxml2's
  * are being captured; a refused entity is put in err. NULL unless the
  * document is well-formed.
  */
 static xmlDocPtr parse_xml(xmlParserCtxtPtr pctxt, const char *p, size_t n,
-			   const char *url, int opts, struct buf *err)
+			   const char *url, int opts, int trusted, struct buf *err)
 {
 	xmlExternalEntityLoader saved = xmlGetExternalEntityLoader();
 	xmlDocPtr doc;
 
-	xmlSetExternalEntityLoader(engine->o.load_dtd ? local_entities : refuse_entities);
+	xmlSetExternalEntityLoader(trusted ? local_entities : refuse_entities);
 	buf_reset(&refused);
 	doc = xmlCtxtReadMemory(pctxt, p, (int)n, url, NULL, opts);
 	xmlSetExternalEntityLoader(saved);
@@ -374,19 +320,22 @@ static xmlDocPtr parse_xml(xmlParserCtxtPtr pctxt, const char *p, size_t n,
 /*
  * Every stylesheet, import, include and document() goes through here:
  * the file is read only if the rules allow it, and parsed with our
- * options (no network, no DTD unless --load-dtd), never libxslt's.
+ * options, never libxslt's. A stylesheet module is parsed as xsltproc
+ * --nonet parses it (its DTD and entities, local files only), and its
+ * directory is noted for document(); documents read by document() are
+ * parsed as bodies are.
  */
 static xmlDocPtr load_doc(const xmlChar *uri, xmlDictPtr dict, int options,
 			  void *ctx, xsltLoadType type)
 {
 	char *path = uri_path(uri);
 	struct buf data = BUF_INIT, why = BUF_INIT;
+	int module = type != XSLT_LOAD_DOCUMENT;
 	xmlParserCtxtPtr pctxt;
 	xmlDocPtr doc = NULL;
 
 	(void)options;
 	(void)ctx;
-	(void)type;
 	if (!path || !may_read(path)) {
 		buf_addf(&why, "reading '%s' is not allowed\n", (const char *)uri);
 		goto out;
@@ -404,8 +353,11 @@ static xmlDocPtr load_doc(const xmlChar *uri, xmlDictPtr dict, int options,
 		xmlDictReference(dict);
 	}
 	doc = parse_xml(pctxt, data.ptr, data.len, (const char *)uri,
-			engine->parse_options, &why);
+			module ? engine->sheet_options : engine->parse_options,
+			module || engine->o.load_dtd, &why);
 	xmlFreeParserCtxt(pctxt);
+	if (doc && module && run.sheet)
+		sandbox_dirs_add_parent(&run.sheet->dirs, path);
 out:
 	if (why.len) {
 		buf_addch(&why, '\n');
@@ -507,21 +459,12 @@ static void header_element(xsltTransformContextPtr ctxt, xmlNodePtr node,
 
 /* ---- the engine ---- */
 
-static int add_dirs(char *const *in, size_t n, char ***out, size_t *nout,
+static int add_dirs(char *const *in, size_t n, struct sandbox_dirs *d,
 		    struct buf *err)
 {
-	*out = xmalloc((n ? n : 1) * sizeof(**out));
-	for (size_t i = 0; i < n; i++) {
-		char *real = realpath(in[i], NULL);
-		struct stat sb;
-
-		if (!real || stat(real, &sb) < 0 || !S_ISDIR(sb.st_mode)) {
-			buf_addf(err, "no directory '%s'", in[i]);
-			free(real);
+	for (size_t i = 0; i < n; i++)
+		if (sandbox_dirs_add(d, in[i], err) < 0)
 			return -1;
-		}
-		(*out)[(*nout)++] = real;
-	}
 	return 0;
 }
 
@@ -534,8 +477,8 @@ struct xslt *xslt_new(const struct xslt_options *o, struct buf *err)
 	x->params = xmalloc(sizeof(*x->params));
 	x->params[0] = NULL;
 	engine = x;
-	if (add_dirs(o->allow_read, o->nallow_read, &x->read_dirs, &x->nread, err) < 0 ||
-	    add_dirs(o->allow_write, o->nallow_write, &x->write_dirs, &x->nwrite, err) < 0)
+	if (add_dirs(o->allow_read, o->nallow_read, &x->read_dirs, err) < 0 ||
+	    add_dirs(o->allow_write, o->nallow_write, &x->write_dirs, err) < 0)
 		goto fail;
 	xmldoc_init();
 	if (o->encoding) {
@@ -550,6 +493,7 @@ struct xslt *xslt_new(const struct xslt_options *o, struct buf *err)
 			   XML_PARSE_DTDATTR;
 	if (o->load_dtd)
 		x->parse_options |= XML_PARSE_DTDLOAD;
+	x->sheet_options = xmldoc_parse_options() | XSLT_PARSE_OPTIONS;
 	xsltInit();
 	exsltRegisterAll();
 	xsltRegisterExtModuleFunction(BAD_CAST "header", BAD_CAST XSLT_MSG_NS, fn_header);
@@ -574,7 +518,7 @@ static void sheet_free(struct xslt_sheet *s)
 {
 	xsltFreeStylesheet(s->style);
 	free(s->key);
-	free(s->dir);
+	sandbox_dirs_release(&s->dirs);
 	free(s);
 }
 
@@ -584,12 +528,8 @@ void xslt_free(struct xslt *x)
 		return;
 	for (size_t i = 0; i < x->ncache; i++)
 		sheet_free(x->cache[i]);
-	for (size_t i = 0; i < x->nread; i++)
-		free(x->read_dirs[i]);
-	for (size_t i = 0; i < x->nwrite; i++)
-		free(x->write_dirs[i]);
-	free(x->read_dirs);
-	free(x->write_dirs);
+	sandbox_dirs_release(&x->read_dirs);
+	sandbox_dirs_release(&x->write_dirs);
 	for (size_t i = 0; i < x->nparams; i++)
 		free((char *)x->params[i]);
 	free(x->params);
@@ -642,28 +582,14 @@ void xslt_param(struct xslt *x, const char *name, const char *value, int literal
 
 /* ---- the stylesheet cache ---- */
 
-static char *dir_of(const char *path)
-{
-	char *real = canonical(path), *slash;
-
-	if (!real)
-		return xstrdup("/nonexistent");
-	slash = strrchr(real, '/');
-	if (slash == real)
-		slash[1] = '\0';
-	else
-		*slash = '\0';
-	return real;
-}
-
 static struct xslt_sheet *compile(const char *path, struct buf *err)
 {
 	struct xslt_sheet *s = xmalloc(sizeof(*s));
 	struct buf raw = BUF_INIT;
 
 	memset(s, 0, sizeof(*s));
-	s->dir = dir_of(path);
-	begin_capture(&raw, s->dir);
+	begin_capture(&raw, s);
+	run.compiling = 1;
 	s->style = xsltParseStylesheetFile(BAD_CAST path);
 	end_capture();
 	if (!s->style || s->style->errors) {
@@ -675,7 +601,7 @@ static struct xslt_sheet *compile(const char *path, struct buf *err)
 		if (s->style)
 			xsltFreeStylesheet(s->style);
 		s->style = NULL;
-		free(s->dir);
+		sandbox_dirs_release(&s->dirs);
 		free(s);
 		buf_release(&raw);
 		return NULL;
@@ -738,26 +664,6 @@ struct xslt_sheet *xslt_sheet_path(struct xslt *x, const char *path, struct buf 
 	return s;
 }
 
-/* A name from a message: relative, no "." or ".." part, no empty part. */
-static int safe_relative(const char *name)
-{
-	const char *p = name;
-
-	if (!*name || *name == '/')
-		return 0;
-	while (*p) {
-		size_t n = strcspn(p, "/");
-		if (n == 0 || (n == 1 && p[0] == '.') || (n == 2 && !memcmp(p, "..", 2)))
-			return 0;
-		p += n;
-		if (*p == '/')
-			p++;
-		if (!*p && p[-1] == '/')
-			return 0;
-	}
-	return 1;
-}
-
 struct xslt_sheet *xslt_sheet_named(struct xslt *x, const char *name, struct buf *err)
 {
 	struct xslt_sheet *s = cache_find(x, name, 1);
@@ -765,26 +671,23 @@ struct xslt_sheet *xslt_sheet_named(struct xslt *x, const char *name, struct buf
 
 	if (s)
 		return s;
-	if (!safe_relative(name)) {
+	if (!sandbox_plain_relative(name)) {
 		buf_addf(err, "stylesheet name '%s' is not a plain relative path", name);
 		return NULL;
 	}
-	for (size_t i = 0; i < x->nread && !s; i++) {
-		char *real;
+	for (size_t i = 0; i < x->read_dirs.n && !s; i++) {
+		const char *dir = x->read_dirs.dir[i];
 
 		buf_reset(&path);
-		buf_addf(&path, "%s/%s", x->read_dirs[i], name);
+		buf_addf(&path, "%s/%s", dir, name);
 		if (access(path.ptr, F_OK) < 0)
 			continue;
 		/* A symlink must not lead out of the directory. */
-		real = canonical(path.ptr);
-		if (!real || !inside(real, x->read_dirs[i])) {
-			buf_addf(err, "stylesheet '%s' leads out of '%s'", name, x->read_dirs[i]);
-			free(real);
+		if (!sandbox_within(path.ptr, dir)) {
+			buf_addf(err, "stylesheet '%s' leads out of '%s'", name, dir);
 			buf_release(&path);
 			return NULL;
 		}
-		free(real);
 		s = compile(path.ptr, err);
 		if (!s) {
 			buf_release(&path);
@@ -1026,7 +929,7 @@ static xmlDocPtr parse_input(struct xslt *x, const char *body, size_t len,
 	if (!for_xslt && x->o.layout != XSLT_LAYOUT_KEEP)
 		opts |= XML_PARSE_NOBLANKS;
 	xmldoc_begin();
-	doc = parse_xml(pctxt, body, len, NULL, opts, &why);
+	doc = parse_xml(pctxt, body, len, NULL, opts, x->o.load_dtd, &why);
 	if (why.len || xmldoc_end(&why) < 0 || !doc) {
 		buf_addf(err, "body is not XML: %s", why.len ? why.ptr : "not well-formed");
 		xmlFreeDoc(doc);
@@ -1080,7 +983,7 @@ static int apply(struct xslt *x, struct xslt_sheet *s, xmlDocPtr doc,
 	}
 	xsltSetCtxtSecurityPrefs(x->sec, ctxt);
 	xsltSetTransformErrorFunc(ctxt, NULL, on_xslt_error);
-	begin_capture(&raw, s->dir);
+	begin_capture(&raw, s);
 	run.ctxt = ctxt;
 	run.in = h;
 	run.r = r;
