@@ -572,12 +572,36 @@ static char *xpath_literal(const char *s)
 	return buf_detach(&b, NULL);
 }
 
-void xslt_param(struct xslt *x, const char *name, const char *value, int literal)
+/* Is an XPath parameter well-formed? Its functions are checked when run. */
+static int param_compiles(const char *xpath, struct buf *err)
 {
+	struct buf raw = BUF_INIT;
+	xmlXPathCompExprPtr comp;
+
+	begin_capture(&raw, NULL);
+	comp = xmlXPathCompile(BAD_CAST xpath);
+	end_capture();
+	if (!comp) {
+		if (raw.len)
+			one_line(&raw, err);
+		else
+			buf_addstr(err, "invalid expression");
+	}
+	xmlXPathFreeCompExpr(comp);
+	buf_release(&raw);
+	return comp ? 0 : -1;
+}
+
+int xslt_param(struct xslt *x, const char *name, const char *value,
+	       int literal, struct buf *err)
+{
+	if (!literal && param_compiles(value, err) < 0)
+		return -1;
 	x->params = xrealloc(x->params, (x->nparams + 3) * sizeof(*x->params));
 	x->params[x->nparams++] = xstrdup(name);
 	x->params[x->nparams++] = literal ? xpath_literal(value) : xstrdup(value);
 	x->params[x->nparams] = NULL;
+	return 0;
 }
 
 /* ---- the stylesheet cache ---- */

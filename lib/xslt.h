@@ -69,9 +69,11 @@ void xslt_free(struct xslt *x);
 /*
  * A global parameter for every run, as xsltproc --param (value is an
  * XPath expression) or --stringparam (literal = 1, value is a string).
+ * An expression is compiled now: -1 with the reason in err when it does
+ * not compile.
  */
-void xslt_param(struct xslt *x, const char *name, const char *value,
-		int literal);
+int xslt_param(struct xslt *x, const char *name, const char *value,
+	       int literal, struct buf *err);
 
 /* The stylesheet at path (compiled on first use); NULL with err. */
 struct xslt_sheet *xslt_sheet_path(struct xslt *x, const char *path,

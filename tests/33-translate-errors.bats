@@ -370,6 +370,16 @@ write_sheet() {
 
 # ---- usage ----
 
+@test "errors: a -p expression that does not compile exits 64 before reading input" {
+	run -64 --separate-stderr msg-translate -x ok.xsl -p 'p=(' --invalid bad.msg order.msg
+	[ "$stderr" = "msg-translate: invalid parameter 'p=(': Invalid expression" ]
+	[ -z "$output" ]
+	[ ! -e bad.msg ]
+	# An expression that compiles is evaluated against each document.
+	msg-translate -x ok.xsl -p 'p=(1 + 2)' -p 'q=document("x")' order.msg >out.msg
+	[ "$(msg-unwrap out.msg)" = 'ok 42' ]
+}
+
 @test "errors: usage errors exit 64 with the usage" {
 	local args
 	while IFS= read -r args; do
@@ -392,6 +402,8 @@ write_sheet() {
 	--rename A=
 	-H 'no colon'
 	-x ok.xsl -p novalue
+	-x ok.xsl -p 'p=('
+	-x ok.xsl -p 'p=1 +'
 	--encoding no-such-charset
 	--allow-read no-such-dir -x ok.xsl
 	EOF
