@@ -200,6 +200,56 @@ EOF
 	done
 }
 
+@test "man: quotes in the rendered pages pair up, none inside another" {
+	command -v mandoc >/dev/null || skip "no mandoc(1)"
+	local f
+	for f in "$MAN"/*.[1-9]; do
+		# A quoting macro given another as its argument renders as
+		# 'a, 'b'' or "name="x/>"": single quotes open twice before
+		# they close, double ones come in pairs.
+		LC_ALL=C.UTF-8 mandoc -Tutf8 "$f" | col -b >rendered
+		LC_ALL=C awk -v page="${f##*/}" '
+			{
+				# The UTF-8 quotes as one byte each: < and >.
+				line = $0
+				gsub(/[<>]/, "", line)
+				gsub(/\342\200\230/, "<", line)
+				gsub(/\342\200\231/, ">", line)
+				n = split(line, c, "")
+				for (i = 1; i <= n; i++)
+					if ((c[i] == "<" && ++depth > 1) ||
+					    (c[i] == ">" && --depth < 0))
+						bad = bad "\n" page ":" NR ": " $0
+				if (line ~ /""|>>/)
+					bad = bad "\n" page ":" NR ": " $0
+			}
+			END { if (bad != "") { print "nested quotes:" bad; exit 1 } }
+		' rendered
+	done
+}
+
+@test "man: each tool's --help and its page's SYNOPSIS name the same options, each described" {
+	local t help synopsis described
+	for t in msg-wrap msg-unwrap msg-split msg-route msg-tap msg-translate; do
+		help=$("$t" --help 2>&1 | grep -o -E -e '--[a-z][a-z-]*' |
+			grep -v -x -E -e '--(help|version)' | sort -u)
+		synopsis=$(sed -n '/^\.Sh SYNOPSIS/,/^\.Sh /p' "$MAN/$t.1" |
+			grep -o -E '(Fl|\|) -[a-z][a-z-]*' | sed 's/.* -/--/' | sort -u)
+		described=$(grep -E '^\.It Fl' "$MAN/$t.1" |
+			grep -o -E 'Fl -[a-z][a-z-]*' | sed 's/Fl -/--/' | sort -u)
+		if [ "$help" != "$synopsis" ]; then
+			echo "$t: --help and SYNOPSIS differ:"
+			diff <(echo "$help") <(echo "$synopsis") || true
+			return 1
+		fi
+		if [ -n "$(comm -23 <(echo "$synopsis") <(echo "$described"))" ]; then
+			echo "$t: not described in the options list:"
+			comm -23 <(echo "$synopsis") <(echo "$described")
+			return 1
+		fi
+	done
+}
+
 @test "man: msg-wrap(1) examples run as pasted" {
 	examples msg-wrap.1 7
 	quiet 1 2 3 4 5 6 7
