@@ -1,4 +1,4 @@
-/* xslt: libxslt for msg-translate: stylesheets, security, results. */
+/* xslt: libxslt for msg-translate: stylesheets, their cache, runs, errors. */
 #include "xslt.h"
 
 #include <errno.h>
@@ -6,15 +6,9 @@
 #include <libexslt/exslt.h>
 #include <libxml/parser.h>
 #include <libxml/uri.h>
-#include <libxml/xmlIO.h>
 #include <libxml/xmlerror.h>
-#include <libxml/xmlsave.h>
-#include <libxml/xpathInternals.h>
 #include <libxslt/documents.h>
-#include <libxslt/extensions.h>
-#include <libxslt/imports.h>
 #include <libxslt/security.h>
-#include <libxslt/templates.h>
 #include <libxslt/transform.h>
 #include <libxslt/xslt.h>
 #include <libxslt/xsltInternals.h>
@@ -30,6 +24,8 @@
 #include "jsonxml.h"
 #include "sandbox.h"
 #include "xmldoc.h"
+#include "xsltmsg.h"
+#include "xsltout.h"
 
 /* Error text longer than this is cut: it ends up in one header line. */
 #define ERROR_MAX 1024
@@ -66,8 +62,7 @@ static struct {
 	struct xslt_sheet *sheet;	/* being compiled or run */
 	int compiling;			/* stylesheet modules are being loaded */
 	xsltTransformContextPtr ctxt;	/* during a transformation */
-	const struct headers *in;	/* what msg:header() reads */
-	struct xslt_result *r;		/* what <msg:header/> writes */
+	struct xslt_result *r;		/* where xsl:message text goes */
 	struct buf message;		/* xsl:message text being assembled */
 	size_t last;			/* start of the last whole message */
 	int have_last;
@@ -201,8 +196,8 @@ static void end_capture(void)
 	run.sheet = NULL;
 	run.compiling = 0;
 	run.ctxt = NULL;
-	run.in = NULL;
 	run.r = NULL;
+	xsltmsg_bind(NULL, NULL);
 }
 
 /* Raw libxslt text (lines, some blank) as one line: "a; b; c". */
@@ -369,94 +364,6 @@ out:
 	return doc;
 }
 
-/* ---- msg:header('Name') and <msg:header name="" select=""/> ---- */
-
-static void fn_header(xmlXPathParserContextPtr ctxt, int nargs)
-{
-	xmlChar *name;
-	const char *v = NULL;
-
-	CHECK_ARITY(1);
-	name = xmlXPathPopString(ctxt);
-	if (run.in && name)
-		v = headers_get(run.in, (const char *)name);
-	xmlFree(name);
-	valuePush(ctxt, xmlXPathNewString((const xmlChar *)(v ? v : "")));
-}
-
-struct header_comp {
-	xsltElemPreComp comp;	/* first: libxslt sees only this part */
-	xmlXPathCompExprPtr select;
-	xmlNsPtr *ns;
-	int nsnr;
-};
-
-static void header_comp_free(xsltElemPreCompPtr comp)
-{
-	struct header_comp *hc = (struct header_comp *)comp;
-
-	xmlXPathFreeCompExpr(hc->select);
-	xmlFree(hc->ns);
-	free(hc);
-}
-
-static void header_element(xsltTransformContextPtr ctxt, xmlNodePtr node,
-			   xmlNodePtr inst, xsltElemPreCompPtr comp);
-
-static xsltElemPreCompPtr header_precomp(xsltStylesheetPtr style,
-					 xmlNodePtr inst,
-					 xsltTransformFunction fn)
-{
-	struct header_comp *hc = xmalloc(sizeof(*hc));
-	xmlChar *select = xmlGetNsProp(inst, BAD_CAST "select", NULL);
-
-	memset(hc, 0, sizeof(*hc));
-	xsltInitElemPreComp(&hc->comp, style, inst, fn, header_comp_free);
-	if (!xmlHasNsProp(inst, BAD_CAST "name", NULL)) {
-		xsltTransformError(NULL, style, inst,
-				   "msg:header: attribute 'name' is missing\n");
-		style->errors++;
-	}
-	if (select) {
-		hc->select = xsltXPathCompile(style, select);
-		if (!hc->select) {
-			xsltTransformError(NULL, style, inst,
-					   "msg:header: invalid select '%s'\n",
-					   (const char *)select);
-			style->errors++;
-		}
-		xmlFree(select);
-	}
-	hc->ns = xmlGetNsList(inst->doc, inst);
-	while (hc->ns && hc->ns[hc->nsnr])
-		hc->nsnr++;
-	return &hc->comp;
-}
-
-static void header_element(xsltTransformContextPtr ctxt, xmlNodePtr node,
-			   xmlNodePtr inst, xsltElemPreCompPtr comp)
-{
-	struct header_comp *hc = (struct header_comp *)comp;
-	xmlChar *name, *value;
-
-	if (!hc || !run.r)
-		return;
-	name = xsltEvalAttrValueTemplate(ctxt, inst, BAD_CAST "name", NULL);
-	if (hc->select)
-		value = xsltEvalXPathStringNs(ctxt, hc->select, hc->nsnr, hc->ns);
-	else
-		value = xsltEvalTemplateString(ctxt, node, inst);
-	if (!name || !header_name_valid((const char *)name, strlen((const char *)name)))
-		xsltTransformError(ctxt, NULL, inst,
-				   "msg:header: invalid header name '%s'\n",
-				   name ? (const char *)name : "");
-	else
-		headers_set(&run.r->headers, (const char *)name,
-			    value ? (const char *)value : "");
-	xmlFree(name);
-	xmlFree(value);
-}
-
 /* ---- the engine ---- */
 
 static int add_dirs(char *const *in, size_t n, struct sandbox_dirs *d,
@@ -496,9 +403,7 @@ struct xslt *xslt_new(const struct xslt_options *o, struct buf *err)
 	x->sheet_options = xmldoc_parse_options() | XSLT_PARSE_OPTIONS;
 	xsltInit();
 	exsltRegisterAll();
-	xsltRegisterExtModuleFunction(BAD_CAST "header", BAD_CAST XSLT_MSG_NS, fn_header);
-	xsltRegisterExtModuleElement(BAD_CAST "header", BAD_CAST XSLT_MSG_NS,
-				     header_precomp, header_element);
+	xsltmsg_register();
 	xsltSetGenericErrorFunc(NULL, on_xslt_error);
 	xsltSetLoaderFunc(load_doc);
 	x->sec = xsltNewSecurityPrefs();
@@ -729,192 +634,6 @@ struct xslt_sheet *xslt_sheet_named(struct xslt *x, const char *name, struct buf
 	return s;
 }
 
-/* ---- results ---- */
-
-void xslt_result_init(struct xslt_result *r)
-{
-	buf_init(&r->body, 0);
-	buf_init(&r->type, 0);
-	headers_init(&r->headers);
-	buf_init(&r->messages, 0);
-	buf_init(&r->error, 0);
-}
-
-void xslt_result_release(struct xslt_result *r)
-{
-	buf_release(&r->body);
-	buf_release(&r->type);
-	headers_release(&r->headers);
-	buf_release(&r->messages);
-	buf_release(&r->error);
-}
-
-static void result_reset(struct xslt_result *r)
-{
-	buf_reset(&r->body);
-	buf_reset(&r->type);
-	headers_reset(&r->headers);
-	buf_reset(&r->messages);
-	buf_reset(&r->error);
-}
-
-static int write_buf(void *ctx, const char *p, int n)
-{
-	buf_add(ctx, p, (size_t)n);
-	return n;
-}
-
-static int close_buf(void *ctx)
-{
-	(void)ctx;
-	return 0;
-}
-
-/* The mapping as JSON text, with a final newline as jq writes it. */
-static int write_json(xmlNodePtr root, int pretty, struct xslt_result *r)
-{
-	struct buf why = BUF_INIT;
-
-	if (!root || jsonxml_serialize(root, pretty, &r->body, &why) < 0) {
-		buf_addf(&r->error, "not the JSON mapping: %s",
-			 why.len ? why.ptr : "no root element");
-		buf_release(&why);
-		return -1;
-	}
-	buf_addch(&r->body, '\n');
-	buf_reset(&r->type);
-	buf_addstr(&r->type, "application/json");
-	buf_release(&why);
-	return 0;
-}
-
-/*
- * A document without a stylesheet: XML as xmllint writes it. The mapping
- * of JSON is declared UTF-8, so its text stays as it is rather than
- * turning into character references.
- */
-static int write_xml(struct xslt *x, xmlDocPtr doc, enum body_kind kind,
-		     struct xslt_result *r)
-{
-	int opts = x->o.layout == XSLT_LAYOUT_FORMAT ? XML_SAVE_FORMAT : 0;
-	const char *enc = x->o.encoding ? x->o.encoding :
-			  kind == BODY_JSON ? "UTF-8" : NULL;
-	xmlSaveCtxtPtr save = xmlSaveToIO(write_buf, close_buf, &r->body,
-					  enc, opts);
-
-	if (!save || xmlSaveDoc(save, doc) < 0 || xmlSaveClose(save) < 0) {
-		buf_addstr(&r->error, "cannot serialize the document");
-		return -1;
-	}
-	return 0;
-}
-
-static int mentions(const char *type, const char *word)
-{
-	size_t n = strlen(word);
-
-	for (; type && *type; type++)
-		if (!strncasecmp(type, word, n))
-			return 1;
-	return 0;
-}
-
-/* No stylesheet: the Normalizer's conversions. */
-static int convert(struct xslt *x, xmlDocPtr doc, enum body_kind kind,
-		   const struct headers *h, const char *body, size_t len,
-		   struct xslt_result *r)
-{
-	const char *type = h ? headers_get(h, "Content-Type") : NULL;
-	int json = x->o.to == XSLT_TO_JSON ||
-		   (x->o.to == XSLT_TO_AUTO && kind == BODY_JSON);
-	const char *word = json ? "json" : "xml";
-
-	if (mentions(type, word))
-		buf_addstr(&r->type, type);
-	else
-		buf_addf(&r->type, "application/%s", word);
-	if (x->o.layout == XSLT_LAYOUT_KEEP && kind == (json ? BODY_JSON : BODY_XML) &&
-	    (json || !x->o.encoding)) {
-		buf_add(&r->body, body, len);
-		return 0;
-	}
-	if (json)
-		return write_json(xmlDocGetRootElement(doc),
-				  x->o.layout == XSLT_LAYOUT_FORMAT, r);
-	return write_xml(x, doc, kind, r);
-}
-
-/* Content-Type for a result written as xsltproc would write it. */
-static void result_type(xsltStylesheetPtr style, xmlDocPtr res,
-			const xmlChar *method, struct xslt_result *r)
-{
-	const xmlChar *media, *encoding;
-	const char *type = "application/xml";
-	int text = 0;
-
-	XSLT_GET_IMPORT_PTR(media, style, mediaType)
-	XSLT_GET_IMPORT_PTR(encoding, style, encoding)
-	if (xmlStrEqual(method, BAD_CAST "html") ||
-	    (!method && res->type == XML_HTML_DOCUMENT_NODE)) {
-		type = "text/html";
-		text = 1;
-	} else if (xmlStrEqual(method, BAD_CAST "text")) {
-		type = "text/plain";
-		text = 1;
-	} else if (xmlStrEqual(method, BAD_CAST "xhtml")) {
-		type = "application/xhtml+xml";
-	}
-	buf_addstr(&r->type, media ? (const char *)media : type);
-	/* XML says its encoding itself; text and HTML need the header. */
-	if (!media && text && encoding && xmlStrcasecmp(encoding, BAD_CAST "UTF-8"))
-		buf_addf(&r->type, "; charset=%s", (const char *)encoding);
-}
-
-static int write_result(struct xslt *x, xsltStylesheetPtr style, xmlDocPtr res,
-			struct xslt_result *r)
-{
-	const xmlChar *method, *encoding;
-	xmlCharEncodingHandlerPtr encoder = NULL;
-	xmlOutputBufferPtr out;
-	int plain, saved;
-
-	XSLT_GET_IMPORT_PTR(method, style, method)
-	XSLT_GET_IMPORT_PTR(encoding, style, encoding)
-	plain = !method || xmlStrEqual(method, BAD_CAST "xml");
-	if (x->o.to == XSLT_TO_JSON ||
-	    (x->o.to == XSLT_TO_AUTO && plain && res->type == XML_DOCUMENT_NODE &&
-	     jsonxml_is_mapping(res))) {
-		size_t at = r->body.len;
-		if (write_json(xmlDocGetRootElement(res),
-			       x->o.layout == XSLT_LAYOUT_FORMAT, r) == 0)
-			return 0;
-		if (x->o.to == XSLT_TO_JSON)
-			return -1;
-		/* Named like the mapping but not one: it is XML after all. */
-		buf_setlen(&r->body, at);
-		buf_reset(&r->error);
-	}
-	result_type(style, res, method, r);
-	/* The output encoder is chosen as xsltproc chooses it. */
-	if (encoding) {
-		encoder = xmlFindCharEncodingHandler((const char *)encoding);
-		if (encoder && xmlStrEqual(BAD_CAST encoder->name, BAD_CAST "UTF-8"))
-			encoder = NULL;
-	}
-	out = xmlOutputBufferCreateIO(write_buf, close_buf, &r->body, encoder);
-	if (!out) {
-		buf_addstr(&r->error, "cannot create an output buffer");
-		return -1;
-	}
-	saved = xsltSaveResultTo(out, res, style);
-	if (xmlOutputBufferClose(out) < 0 || saved < 0) {
-		buf_addf(&r->error, "cannot write the result%s%s",
-			 encoding ? " in " : "", encoding ? (const char *)encoding : "");
-		return -1;
-	}
-	return 0;
-}
-
 /*
  * For a stylesheet, CDATA sections are text, as xsltproc has them; the
  * pretty-printer keeps them, and drops blank text as xmllint does.
@@ -1009,8 +728,8 @@ static int apply(struct xslt *x, struct xslt_sheet *s, xmlDocPtr doc,
 	xsltSetTransformErrorFunc(ctxt, NULL, on_xslt_error);
 	begin_capture(&raw, s);
 	run.ctxt = ctxt;
-	run.in = h;
 	run.r = r;
+	xsltmsg_bind(h, &r->headers);
 	run.have_last = 0;
 	buf_reset(&run.message);
 	res = xsltApplyStylesheetUser(s->style, doc, x->params, NULL, NULL, ctxt);
@@ -1021,7 +740,7 @@ static int apply(struct xslt *x, struct xslt_sheet *s, xmlDocPtr doc,
 	xsltFreeTransformContext(ctxt);
 	rc = outcome(state, res, &raw, r);
 	if (rc == 0)
-		rc = write_result(x, s->style, res, r);
+		rc = xsltout_result(&x->o, s->style, res, r);
 	xmlFreeDoc(res);
 	buf_release(&raw);
 	return rc;
@@ -1034,14 +753,14 @@ int xslt_translate(struct xslt *x, struct xslt_sheet *sheet,
 	xmlDocPtr doc;
 	int rc;
 
-	result_reset(r);
+	xsltout_reset(r);
 	doc = parse_input(x, body, len, kind, sheet != NULL, &r->error);
 	if (!doc)
 		return -1;
 	if (sheet)
 		rc = apply(x, sheet, doc, h, r);
 	else
-		rc = convert(x, doc, kind, h, body, len, r);
+		rc = xsltout_convert(&x->o, doc, kind, h, body, len, r);
 	xmlFreeDoc(doc);
 	return rc;
 }

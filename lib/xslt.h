@@ -5,11 +5,11 @@
  * as xsltproc --nonet parses them and their imports and includes followed
  * wherever they lead; document() reads only under the directories of the
  * stylesheet's modules and --allow-read, files are written only under
- * --allow-write: lib/sandbox), the msg:header() function and
- * <msg:header/> element of the namespace XSLT_MSG_NS, xsl:message
- * capture, and the serialization of a result as xsltproc writes it, or as
- * JSON when it is the JSON mapping. Without a stylesheet it converts
- * between XML and JSON and pretty-prints or compacts either.
+ * --allow-write: lib/sandbox), the extensions of the namespace
+ * XSLT_MSG_NS (lib/xsltmsg), xsl:message capture, and the body a message
+ * becomes (lib/xsltout): a result as xsltproc writes it, or as JSON when
+ * it is the JSON mapping. Without a stylesheet it converts between XML
+ * and JSON and pretty-prints or compacts either.
  */
 #ifndef MSG_XSLT_H
 #define MSG_XSLT_H
