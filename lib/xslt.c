@@ -6,13 +6,11 @@
 #include <libexslt/exslt.h>
 #include <libxml/parser.h>
 #include <libxml/uri.h>
-#include <libxml/xmlerror.h>
 #include <libxslt/documents.h>
 #include <libxslt/security.h>
 #include <libxslt/transform.h>
 #include <libxslt/xslt.h>
 #include <libxslt/xsltInternals.h>
-#include <libxslt/xsltutils.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,11 +22,9 @@
 #include "jsonxml.h"
 #include "sandbox.h"
 #include "xmldoc.h"
+#include "xsltlog.h"
 #include "xsltmsg.h"
 #include "xsltout.h"
-
-/* Error text longer than this is cut: it ends up in one header line. */
-#define ERROR_MAX 1024
 
 struct xslt_sheet {
 	char *key;		/* the path as given, or the name from a header */
@@ -58,15 +54,9 @@ struct xslt {
  */
 static struct xslt *engine;
 static struct {
-	struct buf *err;		/* raw error text; NULL: nothing runs */
 	struct xslt_sheet *sheet;	/* being compiled or run */
 	int compiling;			/* stylesheet modules are being loaded */
-	xsltTransformContextPtr ctxt;	/* during a transformation */
-	struct xslt_result *r;		/* where xsl:message text goes */
-	struct buf message;		/* xsl:message text being assembled */
-	size_t last;			/* start of the last whole message */
-	int have_last;
-} run = { .message = BUF_INIT };
+} run;
 
 /* ---- the security rules ---- */
 
@@ -119,119 +109,20 @@ static char *uri_path(const xmlChar *uri)
 	return path;
 }
 
-/* ---- errors, warnings and xsl:message ---- */
-
-static void note_error(const char *text)
-{
-	if (run.err && run.err->len < ERROR_MAX)
-		buf_addstr(run.err, text);
-}
-
-/* xsl:message calls this with its text, then "\n" unless it ended so. */
-static void note_message(const char *text)
-{
-	struct xslt_result *r = run.r;
-
-	buf_addstr(&run.message, text);
-	if (*text && run.message.ptr[run.message.len - 1] != '\n')
-		return;
-	run.last = r->messages.len;
-	run.have_last = 1;
-	buf_add(&r->messages, run.message.ptr, run.message.len);
-	if (!run.message.len)
-		buf_addch(&r->messages, '\n');
-	buf_reset(&run.message);
-}
-
-/*
- * libxslt reports through one printf-like function for a context. The
- * state tells errors (libxslt sets XSLT_STATE_ERROR before it prints
- * one) from xsl:message text (printed while the state is still OK).
- */
-static void on_xslt_error(void *ctx, const char *fmt, ...)
-{
-	struct buf text = BUF_INIT;
-	va_list ap;
-
-	(void)ctx;
-	va_start(ap, fmt);
-	buf_vaddf(&text, fmt, ap);
-	va_end(ap);
-	if (run.ctxt && run.r && run.ctxt->state == XSLT_STATE_OK)
-		note_message(text.ptr);
-	else
-		note_error(text.ptr);
-	buf_release(&text);
-}
-
-static void on_xml_error(void *data, xmlErrorPtr e)
-{
-	struct buf text = BUF_INIT;
-
-	(void)data;
-	if (!e || e->level < XML_ERR_ERROR || !run.err)
-		return;
-	if (e->file && e->line > 0)
-		buf_addf(&text, "file %s line %d: ", e->file, e->line);
-	else if (e->line > 0)
-		buf_addf(&text, "line %d: ", e->line);
-	buf_addstr(&text, e->message ? e->message : "error");
-	if (text.len && text.ptr[text.len - 1] != '\n')
-		buf_addch(&text, '\n');
-	note_error(text.ptr);
-	buf_release(&text);
-}
+/* ---- compiles and runs in progress ---- */
 
 static void begin_capture(struct buf *raw, struct xslt_sheet *sheet)
 {
-	run.err = raw;
+	xsltlog_begin(raw);
 	run.sheet = sheet;
-	xmlSetStructuredErrorFunc(NULL, on_xml_error);
 }
 
 static void end_capture(void)
 {
-	xmldoc_restore_errors();
-	run.err = NULL;
+	xsltlog_end();
 	run.sheet = NULL;
 	run.compiling = 0;
-	run.ctxt = NULL;
-	run.r = NULL;
 	xsltmsg_bind(NULL, NULL);
-}
-
-/* Raw libxslt text (lines, some blank) as one line: "a; b; c". */
-static void one_line(const struct buf *raw, struct buf *out)
-{
-	const char *p = raw->ptr, *end = raw->ptr + raw->len;
-	size_t start = out->len;
-
-	while (p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		const char *e = nl ? nl : end;
-
-		while (p < e && (*p == ' ' || *p == '\t' || *p == '\r'))
-			p++;
-		while (e > p && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'))
-			e--;
-		/* libxslt's context line for an error with no context. */
-		if (e - p == 5 && !memcmp(p, "error", 5))
-			e = p;
-		if (e > p) {
-			if (out->len > start)
-				buf_addstr(out, "; ");
-			buf_add(out, p, (size_t)(e - p));
-		}
-		p = nl ? nl + 1 : end;
-	}
-	if (out->len - start > ERROR_MAX) {
-		size_t cut = start + ERROR_MAX;
-		/* Not in the middle of a UTF-8 sequence. */
-		while (cut > start && ((unsigned char)out->ptr[cut] & 0xc0) == 0x80)
-			cut--;
-		buf_setlen(out, cut);
-		buf_addstr(out, "...");
-	}
 }
 
 /* ---- loading stylesheets and documents ---- */
@@ -356,7 +247,7 @@ static xmlDocPtr load_doc(const xmlChar *uri, xmlDictPtr dict, int options,
 out:
 	if (why.len) {
 		buf_addch(&why, '\n');
-		note_error(why.ptr);
+		xsltlog_note(why.ptr);
 	}
 	free(path);
 	buf_release(&data);
@@ -404,7 +295,7 @@ struct xslt *xslt_new(const struct xslt_options *o, struct buf *err)
 	xsltInit();
 	exsltRegisterAll();
 	xsltmsg_register();
-	xsltSetGenericErrorFunc(NULL, on_xslt_error);
+	xsltlog_register();
 	xsltSetLoaderFunc(load_doc);
 	x->sec = xsltNewSecurityPrefs();
 	xsltSetSecurityPrefs(x->sec, XSLT_SECPREF_READ_FILE, check_read);
@@ -445,7 +336,7 @@ void xslt_free(struct xslt *x)
 		xsltCleanupGlobals();
 		xmlCleanupParser();
 	}
-	buf_release(&run.message);
+	xsltlog_release();
 	buf_release(&refused);
 	engine = NULL;
 	free(x);
@@ -488,7 +379,7 @@ static int param_compiles(const char *xpath, struct buf *err)
 	end_capture();
 	if (!comp) {
 		if (raw.len)
-			one_line(&raw, err);
+			xsltlog_one_line(&raw, err);
 		else
 			buf_addstr(err, "invalid expression");
 	}
@@ -524,7 +415,7 @@ static struct xslt_sheet *compile(const char *path, struct buf *err)
 	if (!s->style || s->style->errors) {
 		buf_addf(err, "cannot compile '%s': ", path);
 		if (raw.len)
-			one_line(&raw, err);
+			xsltlog_one_line(&raw, err);
 		else
 			buf_addstr(err, access(path, R_OK) ? strerror(errno) : "not a stylesheet");
 		if (s->style)
@@ -537,7 +428,7 @@ static struct xslt_sheet *compile(const char *path, struct buf *err)
 	}
 	if (raw.len) {
 		struct buf line = BUF_INIT;
-		one_line(&raw, &line);
+		xsltlog_one_line(&raw, &line);
 		warnx_msg("'%s': %s", path, line.ptr);
 		buf_release(&line);
 	}
@@ -688,19 +579,16 @@ static int outcome(int state, xmlDocPtr res, const struct buf *raw,
 		   struct xslt_result *r)
 {
 	if (raw->len) {
-		one_line(raw, &r->error);
+		xsltlog_one_line(raw, &r->error);
 		return -1;
 	}
 	if (state == XSLT_STATE_STOPPED) {
 		struct buf text = BUF_INIT;
-		if (run.have_last) {
-			buf_add(&text, r->messages.ptr + run.last, r->messages.len - run.last);
-			buf_setlen(&r->messages, run.last);
-		}
+		xsltlog_take_last(&r->messages, &text);
 		buf_addstr(&r->error, "stylesheet terminated");
 		if (text.len > 1) {
 			buf_addstr(&r->error, ": ");
-			one_line(&text, &r->error);
+			xsltlog_one_line(&text, &r->error);
 		}
 		buf_release(&text);
 		return -1;
@@ -725,16 +613,10 @@ static int apply(struct xslt *x, struct xslt_sheet *s, xmlDocPtr doc,
 		return -1;
 	}
 	xsltSetCtxtSecurityPrefs(x->sec, ctxt);
-	xsltSetTransformErrorFunc(ctxt, NULL, on_xslt_error);
 	begin_capture(&raw, s);
-	run.ctxt = ctxt;
-	run.r = r;
+	xsltlog_watch(ctxt, &r->messages);
 	xsltmsg_bind(h, &r->headers);
-	run.have_last = 0;
-	buf_reset(&run.message);
 	res = xsltApplyStylesheetUser(s->style, doc, x->params, NULL, NULL, ctxt);
-	if (run.message.len)
-		note_message("\n");
 	state = ctxt->state;
 	end_capture();
 	xsltFreeTransformContext(ctxt);

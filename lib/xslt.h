@@ -6,10 +6,10 @@
  * wherever they lead; document() reads only under the directories of the
  * stylesheet's modules and --allow-read, files are written only under
  * --allow-write: lib/sandbox), the extensions of the namespace
- * XSLT_MSG_NS (lib/xsltmsg), xsl:message capture, and the body a message
- * becomes (lib/xsltout): a result as xsltproc writes it, or as JSON when
- * it is the JSON mapping. Without a stylesheet it converts between XML
- * and JSON and pretty-prints or compacts either.
+ * XSLT_MSG_NS (lib/xsltmsg), xsl:message capture (lib/xsltlog), and the
+ * body a message becomes (lib/xsltout): a result as xsltproc writes it,
+ * or as JSON when it is the JSON mapping. Without a stylesheet it
+ * converts between XML and JSON and pretty-prints or compacts either.
  */
 #ifndef MSG_XSLT_H
 #define MSG_XSLT_H
