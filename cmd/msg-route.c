@@ -20,7 +20,7 @@ static const char usage[] =
 	"       msg-route -p expr -t channel -t channel ... [input ...]\n"
 	"       msg-route --to-header name --allow channel ... [-o channel] [input ...]\n"
 	"       common: [--on-error stop|skip-channel] [--ns prefix=uri] [--output channel]\n"
-	"               [--invalid channel] [--dead-letter channel] [--stats]";
+	"               [--invalid channel] [--dead-letter channel] [--once] [--stats]";
 
 /* As given on the command line. */
 static struct router_options opt;

@@ -14,9 +14,9 @@
 static const char usage[] =
 	"usage: msg-split -x xpath | -j pointer | -l | -d regex [-g count] [-r]\n"
 	"                 [-H name=expr] ... [--empty drop|marker|invalid]\n"
-	"                 [--keep-delimiter] [--ns prefix=uri] [--output channel]\n"
-	"                 [--invalid channel] [--dead-letter channel] [--once] [--stats]\n"
-	"                 [input ...]";
+	"                 [--keep-delimiter] [--no-stream] [--ns prefix=uri]\n"
+	"                 [--output channel] [--invalid channel] [--dead-letter channel]\n"
+	"                 [--once] [--stats] [input ...]";
 
 static struct splitter_config cfg = { .group = 1, .empty = EMPTY_MARKER };
 static int mode_set, raw;

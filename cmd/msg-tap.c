@@ -16,7 +16,8 @@
 static const char usage[] =
 	"usage: msg-tap [-i input] ... [-w expr] [-F frame|summary|envelope] [-k header] ...\n"
 	"               [--if-full block|drop] [--buffer size] [--stats-interval duration]\n"
-	"               [--ns prefix=uri] [--output channel] [--stats] channel ...";
+	"               [--ns prefix=uri] [--output channel] [--once] [--stats]\n"
+	"               channel ...";
 
 enum format { FORMAT_FRAME, FORMAT_SUMMARY, FORMAT_ENVELOPE };
 

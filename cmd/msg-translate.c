@@ -275,7 +275,7 @@ static int translate_frame(struct tool *t, struct frame_reader *fr, struct heade
 	if (opt.xslt || opt.xslt_header || opt.o.to || opt.layout_set) {
 		if (translate(h, &body, &why) < 0)
 			return tool_invalid(t, h, body.ptr, body.len, "%s", why.ptr);
-		/* A new document is a new message (DESIGN.md section 2). */
+		/* A new document is a new message, as msg-translate(1) says. */
 		message_stamp(&out);
 		if (res.type.len)
 			headers_set(&out, "Content-Type", res.type.ptr);
@@ -314,9 +314,13 @@ static void setup(struct tool *t)
 		die(EX_USAGE, "%s", err.ptr);
 	for (size_t i = 0; i < opt.nparams; i += 2) {
 		char *name = xstrdup(opt.params[i + 1]), *eq = strchr(name, '=');
+		int rc;
+
 		*eq = '\0';
-		xslt_param(engine, name, eq + 1, opt.params[i][0] == 's');
+		rc = xslt_param(engine, name, eq + 1, opt.params[i][0] == 's', &err);
 		free(name);
+		if (rc < 0)
+			die(EX_USAGE, "invalid parameter '%s': %s", opt.params[i + 1], err.ptr);
 	}
 	if (opt.xslt && access(opt.xslt, R_OK) < 0)
 		die_errno(EX_NOINPUT, "cannot open '%s'", opt.xslt);

@@ -14,7 +14,7 @@
 
 static const char usage[] =
 	"usage: msg-wrap [-l | -e] [-t type] [-H 'name: value'] ... [--output channel]\n"
-	"                [--invalid channel] [--stats] [file ...]";
+	"                [--invalid channel] [--once] [--stats] [file ...]";
 
 enum mode { MODE_FILE, MODE_LINES, MODE_ENVELOPE };
 

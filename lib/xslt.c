@@ -1,4 +1,4 @@
-/* xslt: libxslt for msg-translate: stylesheets, security, results. */
+/* xslt: libxslt for msg-translate: stylesheets, their cache, runs, errors. */
 #include "xslt.h"
 
 #include <errno.h>
@@ -6,19 +6,11 @@
 #include <libexslt/exslt.h>
 #include <libxml/parser.h>
 #include <libxml/uri.h>
-#include <libxml/xmlIO.h>
-#include <libxml/xmlerror.h>
-#include <libxml/xmlsave.h>
-#include <libxml/xpathInternals.h>
 #include <libxslt/documents.h>
-#include <libxslt/extensions.h>
-#include <libxslt/imports.h>
 #include <libxslt/security.h>
-#include <libxslt/templates.h>
 #include <libxslt/transform.h>
 #include <libxslt/xslt.h>
 #include <libxslt/xsltInternals.h>
-#include <libxslt/xsltutils.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,31 +20,32 @@
 #include "diag.h"
 #include "io.h"
 #include "jsonxml.h"
+#include "sandbox.h"
 #include "xmldoc.h"
-
-/* Error text longer than this is cut: it ends up in one header line. */
-#define ERROR_MAX 1024
+#include "xsltlog.h"
+#include "xsltmsg.h"
+#include "xsltout.h"
 
 struct xslt_sheet {
 	char *key;		/* the path as given, or the name from a header */
 	int named;		/* key is a name looked up in --allow-read */
 	int pinned;		/* given on the command line: never evicted */
-	char *dir;		/* its directory, canonical: readable */
+	struct sandbox_dirs dirs;	/* of its modules: document() reads there */
 	xsltStylesheetPtr style;
 	unsigned long long used;
 };
 
 struct xslt {
 	struct xslt_options o;
-	char **read_dirs, **write_dirs;	/* canonical */
-	size_t nread, nwrite;
+	struct sandbox_dirs read_dirs, write_dirs;
 	const char **params;		/* name, XPath, ..., NULL */
 	size_t nparams;
 	struct xslt_sheet *cache[XSLT_CACHE_MAX];
 	size_t ncache;
 	unsigned long long clock;
 	xsltSecurityPrefsPtr sec;
-	int parse_options;
+	int parse_options;	/* bodies and document() */
+	int sheet_options;	/* stylesheet modules */
 };
 
 /*
@@ -61,96 +54,29 @@ struct xslt {
  */
 static struct xslt *engine;
 static struct {
-	struct buf *err;		/* raw error text; NULL: nothing runs */
-	const char *dir;		/* the running stylesheet's directory */
-	xsltTransformContextPtr ctxt;	/* during a transformation */
-	const struct headers *in;	/* what msg:header() reads */
-	struct xslt_result *r;		/* what <msg:header/> writes */
-	struct buf message;		/* xsl:message text being assembled */
-	size_t last;			/* start of the last whole message */
-	int have_last;
-} run = { .message = BUF_INIT };
+	struct xslt_sheet *sheet;	/* being compiled or run */
+	int compiling;			/* stylesheet modules are being loaded */
+} run;
 
-/* ---- paths and the security rules ---- */
+/* ---- the security rules ---- */
 
 /*
- * The canonical absolute form of path, symlinks resolved as far as it
- * exists (a file to be written need not exist yet). NULL when it cannot
- * be made: a ".." below a missing directory, or an error other than
- * ENOENT.
+ * May the running stylesheet read this local file? Its own modules (the
+ * stylesheet, its imports and includes) are code the operator installed,
+ * read wherever they lie; documents only under the directories of those
+ * modules and --allow-read.
  */
-static char *canonical(const char *path)
-{
-	char *real = realpath(path, NULL), *copy, *slash, *parent, *base;
-	struct buf out = BUF_INIT;
-
-	if (real || errno != ENOENT || !*path)
-		return real;
-	copy = xstrdup(path);
-	while ((slash = strrchr(copy, '/')) && slash != copy && !slash[1])
-		*slash = '\0';		/* "dir/" is "dir" */
-	slash = strrchr(copy, '/');
-	base = slash ? slash + 1 : copy;
-	if (!strcmp(base, "..") || !strcmp(base, ".") || !*base) {
-		free(copy);
-		return NULL;
-	}
-	if (slash == copy)
-		parent = xstrdup("/");
-	else if (slash) {
-		*slash = '\0';
-		parent = canonical(copy);
-	} else {
-		parent = canonical(".");
-	}
-	if (!parent) {
-		free(copy);
-		return NULL;
-	}
-	buf_addstr(&out, parent);
-	if (out.len > 1)
-		buf_addch(&out, '/');
-	buf_addstr(&out, base);
-	free(parent);
-	free(copy);
-	return buf_detach(&out, NULL);
-}
-
-static int inside(const char *path, const char *dir)
-{
-	size_t n = strlen(dir);
-
-	if (n == 1 && dir[0] == '/')
-		return path[0] == '/';
-	return !strncmp(path, dir, n) && (path[n] == '/' || path[n] == '\0');
-}
-
-static int inside_any(const char *path, char *const *dirs, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (inside(path, dirs[i]))
-			return 1;
-	return 0;
-}
-
-/* May a stylesheet read this local file? */
 static int may_read(const char *path)
 {
-	char *real = path ? canonical(path) : NULL;
-	int ok = real && ((run.dir && inside(real, run.dir)) ||
-			  inside_any(real, engine->read_dirs, engine->nread));
-
-	free(real);
-	return ok;
+	if (run.compiling)
+		return 1;
+	return path && ((run.sheet && sandbox_dirs_allow(&run.sheet->dirs, path)) ||
+			sandbox_dirs_allow(&engine->read_dirs, path));
 }
 
 static int may_write(const char *path)
 {
-	char *real = path ? canonical(path) : NULL;
-	int ok = real && inside_any(real, engine->write_dirs, engine->nwrite);
-
-	free(real);
-	return ok;
+	return path && sandbox_dirs_allow(&engine->write_dirs, path);
 }
 
 static int check_read(xsltSecurityPrefsPtr sec, xsltTransformContextPtr ctxt,
@@ -183,118 +109,20 @@ static char *uri_path(const xmlChar *uri)
 	return path;
 }
 
-/* ---- errors, warnings and xsl:message ---- */
+/* ---- compiles and runs in progress ---- */
 
-static void note_error(const char *text)
+static void begin_capture(struct buf *raw, struct xslt_sheet *sheet)
 {
-	if (run.err && run.err->len < ERROR_MAX)
-		buf_addstr(run.err, text);
-}
-
-/* xsl:message calls this with its text, then "\n" unless it ended so. */
-static void note_message(const char *text)
-{
-	struct xslt_result *r = run.r;
-
-	buf_addstr(&run.message, text);
-	if (*text && run.message.ptr[run.message.len - 1] != '\n')
-		return;
-	run.last = r->messages.len;
-	run.have_last = 1;
-	buf_add(&r->messages, run.message.ptr, run.message.len);
-	if (!run.message.len)
-		buf_addch(&r->messages, '\n');
-	buf_reset(&run.message);
-}
-
-/*
- * libxslt reports through one printf-like function for a context. The
- * state tells errors (libxslt sets XSLT_STATE_ERROR before it prints
- * one) from xsl:message text (printed while the state is still OK).
- */
-static void on_xslt_error(void *ctx, const char *fmt, ...)
-{
-	struct buf text = BUF_INIT;
-	va_list ap;
-
-	(void)ctx;
-	va_start(ap, fmt);
-	buf_vaddf(&text, fmt, ap);
-	va_end(ap);
-	if (run.ctxt && run.r && run.ctxt->state == XSLT_STATE_OK)
-		note_message(text.ptr);
-	else
-		note_error(text.ptr);
-	buf_release(&text);
-}
-
-static void on_xml_error(void *data, xmlErrorPtr e)
-{
-	struct buf text = BUF_INIT;
-
-	(void)data;
-	if (!e || e->level < XML_ERR_ERROR || !run.err)
-		return;
-	if (e->file && e->line > 0)
-		buf_addf(&text, "file %s line %d: ", e->file, e->line);
-	else if (e->line > 0)
-		buf_addf(&text, "line %d: ", e->line);
-	buf_addstr(&text, e->message ? e->message : "error");
-	if (text.len && text.ptr[text.len - 1] != '\n')
-		buf_addch(&text, '\n');
-	note_error(text.ptr);
-	buf_release(&text);
-}
-
-static void begin_capture(struct buf *raw, const char *dir)
-{
-	run.err = raw;
-	run.dir = dir;
-	xmlSetStructuredErrorFunc(NULL, on_xml_error);
+	xsltlog_begin(raw);
+	run.sheet = sheet;
 }
 
 static void end_capture(void)
 {
-	xmldoc_restore_errors();
-	run.err = NULL;
-	run.dir = NULL;
-	run.ctxt = NULL;
-	run.in = NULL;
-	run.r = NULL;
-}
-
-/* Raw libxslt text (lines, some blank) as one line: "a; b; c". */
-static void one_line(const struct buf *raw, struct buf *out)
-{
-	const char *p = raw->ptr, *end = raw->ptr + raw->len;
-	size_t start = out->len;
-
-	while (p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		const char *e = nl ? nl : end;
-
-		while (p < e && (*p == ' ' || *p == '\t' || *p == '\r'))
-			p++;
-		while (e > p && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'))
-			e--;
-		/* libxslt's context line for an error with no context. */
-		if (e - p == 5 && !memcmp(p, "error", 5))
-			e = p;
-		if (e > p) {
-			if (out->len > start)
-				buf_addstr(out, "; ");
-			buf_add(out, p, (size_t)(e - p));
-		}
-		p = nl ? nl + 1 : end;
-	}
-	if (out->len - start > ERROR_MAX) {
-		size_t cut = start + ERROR_MAX;
-		/* Not in the middle of a UTF-8 sequence. */
-		while (cut > start && ((unsigned char)out->ptr[cut] & 0xc0) == 0x80)
-			cut--;
-		buf_setlen(out, cut);
-		buf_addstr(out, "...");
-	}
+	xsltlog_end();
+	run.sheet = NULL;
+	run.compiling = 0;
+	xsltmsg_bind(NULL, NULL);
 }
 
 /* ---- loading stylesheets and documents ---- */
@@ -324,7 +152,7 @@ static int read_file(const char *path, struct buf *out)
 }
 
 /*
- * Without --load-dtd nothing outside a document is read. A parser may
+ * Without --load-dtd nothing outside a body is read. A parser may
  * leave out the external DTD subset (attribute defaults declared inside
  * the document still apply, as with xsltproc); an external entity left
  * out would silently lose text, so refusing one fails the parse.
@@ -340,7 +168,10 @@ static xmlParserInputPtr refuse_entities(const char *url, const char *id,
 	return NULL;
 }
 
-/* With --load-dtd: local files and catalogs, never the network. */
+/*
+ * For stylesheets, and bodies with --load-dtd: local files and catalogs,
+ * never the network.
+ */
 static xmlParserInputPtr local_entities(const char *url, const char *id,
 					xmlParserCtxtPtr ctxt)
 {
@@ -348,17 +179,18 @@ static xmlParserInputPtr local_entities(const char *url, const char *id,
 }
 
 /*
- * Parse with our options and entity rules. Errors go wherever libxml2's
+ * Parse with our options and entity rules: local DTDs and entities for
+ * trusted documents, none for the others. Errors go wherever libxml2's
  * are being captured; a refused entity is put in err. NULL unless the
  * document is well-formed.
  */
 static xmlDocPtr parse_xml(xmlParserCtxtPtr pctxt, const char *p, size_t n,
-			   const char *url, int opts, struct buf *err)
+			   const char *url, int opts, int trusted, struct buf *err)
 {
 	xmlExternalEntityLoader saved = xmlGetExternalEntityLoader();
 	xmlDocPtr doc;
 
-	xmlSetExternalEntityLoader(engine->o.load_dtd ? local_entities : refuse_entities);
+	xmlSetExternalEntityLoader(trusted ? local_entities : refuse_entities);
 	buf_reset(&refused);
 	doc = xmlCtxtReadMemory(pctxt, p, (int)n, url, NULL, opts);
 	xmlSetExternalEntityLoader(saved);
@@ -374,19 +206,22 @@ static xmlDocPtr parse_xml(xmlParserCtxtPtr pctxt, const char *p, size_t n,
 /*
  * Every stylesheet, import, include and document() goes through here:
  * the file is read only if the rules allow it, and parsed with our
- * options (no network, no DTD unless --load-dtd), never libxslt's.
+ * options, never libxslt's. A stylesheet module is parsed as xsltproc
+ * --nonet parses it (its DTD and entities, local files only), and its
+ * directory is noted for document(); documents read by document() are
+ * parsed as bodies are.
  */
 static xmlDocPtr load_doc(const xmlChar *uri, xmlDictPtr dict, int options,
 			  void *ctx, xsltLoadType type)
 {
 	char *path = uri_path(uri);
 	struct buf data = BUF_INIT, why = BUF_INIT;
+	int module = type != XSLT_LOAD_DOCUMENT;
 	xmlParserCtxtPtr pctxt;
 	xmlDocPtr doc = NULL;
 
 	(void)options;
 	(void)ctx;
-	(void)type;
 	if (!path || !may_read(path)) {
 		buf_addf(&why, "reading '%s' is not allowed\n", (const char *)uri);
 		goto out;
@@ -404,12 +239,15 @@ static xmlDocPtr load_doc(const xmlChar *uri, xmlDictPtr dict, int options,
 		xmlDictReference(dict);
 	}
 	doc = parse_xml(pctxt, data.ptr, data.len, (const char *)uri,
-			engine->parse_options, &why);
+			module ? engine->sheet_options : engine->parse_options,
+			module || engine->o.load_dtd, &why);
 	xmlFreeParserCtxt(pctxt);
+	if (doc && module && run.sheet)
+		sandbox_dirs_add_parent(&run.sheet->dirs, path);
 out:
 	if (why.len) {
 		buf_addch(&why, '\n');
-		note_error(why.ptr);
+		xsltlog_note(why.ptr);
 	}
 	free(path);
 	buf_release(&data);
@@ -417,111 +255,14 @@ out:
 	return doc;
 }
 
-/* ---- msg:header('Name') and <msg:header name="" select=""/> ---- */
-
-static void fn_header(xmlXPathParserContextPtr ctxt, int nargs)
-{
-	xmlChar *name;
-	const char *v = NULL;
-
-	CHECK_ARITY(1);
-	name = xmlXPathPopString(ctxt);
-	if (run.in && name)
-		v = headers_get(run.in, (const char *)name);
-	xmlFree(name);
-	valuePush(ctxt, xmlXPathNewString((const xmlChar *)(v ? v : "")));
-}
-
-struct header_comp {
-	xsltElemPreComp comp;	/* first: libxslt sees only this part */
-	xmlXPathCompExprPtr select;
-	xmlNsPtr *ns;
-	int nsnr;
-};
-
-static void header_comp_free(xsltElemPreCompPtr comp)
-{
-	struct header_comp *hc = (struct header_comp *)comp;
-
-	xmlXPathFreeCompExpr(hc->select);
-	xmlFree(hc->ns);
-	free(hc);
-}
-
-static void header_element(xsltTransformContextPtr ctxt, xmlNodePtr node,
-			   xmlNodePtr inst, xsltElemPreCompPtr comp);
-
-static xsltElemPreCompPtr header_precomp(xsltStylesheetPtr style,
-					 xmlNodePtr inst,
-					 xsltTransformFunction fn)
-{
-	struct header_comp *hc = xmalloc(sizeof(*hc));
-	xmlChar *select = xmlGetNsProp(inst, BAD_CAST "select", NULL);
-
-	memset(hc, 0, sizeof(*hc));
-	xsltInitElemPreComp(&hc->comp, style, inst, fn, header_comp_free);
-	if (!xmlHasNsProp(inst, BAD_CAST "name", NULL)) {
-		xsltTransformError(NULL, style, inst,
-				   "msg:header: attribute 'name' is missing\n");
-		style->errors++;
-	}
-	if (select) {
-		hc->select = xsltXPathCompile(style, select);
-		if (!hc->select) {
-			xsltTransformError(NULL, style, inst,
-					   "msg:header: invalid select '%s'\n",
-					   (const char *)select);
-			style->errors++;
-		}
-		xmlFree(select);
-	}
-	hc->ns = xmlGetNsList(inst->doc, inst);
-	while (hc->ns && hc->ns[hc->nsnr])
-		hc->nsnr++;
-	return &hc->comp;
-}
-
-static void header_element(xsltTransformContextPtr ctxt, xmlNodePtr node,
-			   xmlNodePtr inst, xsltElemPreCompPtr comp)
-{
-	struct header_comp *hc = (struct header_comp *)comp;
-	xmlChar *name, *value;
-
-	if (!hc || !run.r)
-		return;
-	name = xsltEvalAttrValueTemplate(ctxt, inst, BAD_CAST "name", NULL);
-	if (hc->select)
-		value = xsltEvalXPathStringNs(ctxt, hc->select, hc->nsnr, hc->ns);
-	else
-		value = xsltEvalTemplateString(ctxt, node, inst);
-	if (!name || !header_name_valid((const char *)name, strlen((const char *)name)))
-		xsltTransformError(ctxt, NULL, inst,
-				   "msg:header: invalid header name '%s'\n",
-				   name ? (const char *)name : "");
-	else
-		headers_set(&run.r->headers, (const char *)name,
-			    value ? (const char *)value : "");
-	xmlFree(name);
-	xmlFree(value);
-}
-
 /* ---- the engine ---- */
 
-static int add_dirs(char *const *in, size_t n, char ***out, size_t *nout,
+static int add_dirs(char *const *in, size_t n, struct sandbox_dirs *d,
 		    struct buf *err)
 {
-	*out = xmalloc((n ? n : 1) * sizeof(**out));
-	for (size_t i = 0; i < n; i++) {
-		char *real = realpath(in[i], NULL);
-		struct stat sb;
-
-		if (!real || stat(real, &sb) < 0 || !S_ISDIR(sb.st_mode)) {
-			buf_addf(err, "no directory '%s'", in[i]);
-			free(real);
+	for (size_t i = 0; i < n; i++)
+		if (sandbox_dirs_add(d, in[i], err) < 0)
 			return -1;
-		}
-		(*out)[(*nout)++] = real;
-	}
 	return 0;
 }
 
@@ -534,8 +275,8 @@ struct xslt *xslt_new(const struct xslt_options *o, struct buf *err)
 	x->params = xmalloc(sizeof(*x->params));
 	x->params[0] = NULL;
 	engine = x;
-	if (add_dirs(o->allow_read, o->nallow_read, &x->read_dirs, &x->nread, err) < 0 ||
-	    add_dirs(o->allow_write, o->nallow_write, &x->write_dirs, &x->nwrite, err) < 0)
+	if (add_dirs(o->allow_read, o->nallow_read, &x->read_dirs, err) < 0 ||
+	    add_dirs(o->allow_write, o->nallow_write, &x->write_dirs, err) < 0)
 		goto fail;
 	xmldoc_init();
 	if (o->encoding) {
@@ -550,12 +291,11 @@ struct xslt *xslt_new(const struct xslt_options *o, struct buf *err)
 			   XML_PARSE_DTDATTR;
 	if (o->load_dtd)
 		x->parse_options |= XML_PARSE_DTDLOAD;
+	x->sheet_options = xmldoc_parse_options() | XSLT_PARSE_OPTIONS;
 	xsltInit();
 	exsltRegisterAll();
-	xsltRegisterExtModuleFunction(BAD_CAST "header", BAD_CAST XSLT_MSG_NS, fn_header);
-	xsltRegisterExtModuleElement(BAD_CAST "header", BAD_CAST XSLT_MSG_NS,
-				     header_precomp, header_element);
-	xsltSetGenericErrorFunc(NULL, on_xslt_error);
+	xsltmsg_register();
+	xsltlog_register();
 	xsltSetLoaderFunc(load_doc);
 	x->sec = xsltNewSecurityPrefs();
 	xsltSetSecurityPrefs(x->sec, XSLT_SECPREF_READ_FILE, check_read);
@@ -574,7 +314,7 @@ static void sheet_free(struct xslt_sheet *s)
 {
 	xsltFreeStylesheet(s->style);
 	free(s->key);
-	free(s->dir);
+	sandbox_dirs_release(&s->dirs);
 	free(s);
 }
 
@@ -584,12 +324,8 @@ void xslt_free(struct xslt *x)
 		return;
 	for (size_t i = 0; i < x->ncache; i++)
 		sheet_free(x->cache[i]);
-	for (size_t i = 0; i < x->nread; i++)
-		free(x->read_dirs[i]);
-	for (size_t i = 0; i < x->nwrite; i++)
-		free(x->write_dirs[i]);
-	free(x->read_dirs);
-	free(x->write_dirs);
+	sandbox_dirs_release(&x->read_dirs);
+	sandbox_dirs_release(&x->write_dirs);
 	for (size_t i = 0; i < x->nparams; i++)
 		free((char *)x->params[i]);
 	free(x->params);
@@ -600,7 +336,7 @@ void xslt_free(struct xslt *x)
 		xsltCleanupGlobals();
 		xmlCleanupParser();
 	}
-	buf_release(&run.message);
+	xsltlog_release();
 	buf_release(&refused);
 	engine = NULL;
 	free(x);
@@ -632,29 +368,39 @@ static char *xpath_literal(const char *s)
 	return buf_detach(&b, NULL);
 }
 
-void xslt_param(struct xslt *x, const char *name, const char *value, int literal)
+/* Is an XPath parameter well-formed? Its functions are checked when run. */
+static int param_compiles(const char *xpath, struct buf *err)
 {
+	struct buf raw = BUF_INIT;
+	xmlXPathCompExprPtr comp;
+
+	begin_capture(&raw, NULL);
+	comp = xmlXPathCompile(BAD_CAST xpath);
+	end_capture();
+	if (!comp) {
+		if (raw.len)
+			xsltlog_one_line(&raw, err);
+		else
+			buf_addstr(err, "invalid expression");
+	}
+	xmlXPathFreeCompExpr(comp);
+	buf_release(&raw);
+	return comp ? 0 : -1;
+}
+
+int xslt_param(struct xslt *x, const char *name, const char *value,
+	       int literal, struct buf *err)
+{
+	if (!literal && param_compiles(value, err) < 0)
+		return -1;
 	x->params = xrealloc(x->params, (x->nparams + 3) * sizeof(*x->params));
 	x->params[x->nparams++] = xstrdup(name);
 	x->params[x->nparams++] = literal ? xpath_literal(value) : xstrdup(value);
 	x->params[x->nparams] = NULL;
+	return 0;
 }
 
 /* ---- the stylesheet cache ---- */
-
-static char *dir_of(const char *path)
-{
-	char *real = canonical(path), *slash;
-
-	if (!real)
-		return xstrdup("/nonexistent");
-	slash = strrchr(real, '/');
-	if (slash == real)
-		slash[1] = '\0';
-	else
-		*slash = '\0';
-	return real;
-}
 
 static struct xslt_sheet *compile(const char *path, struct buf *err)
 {
@@ -662,27 +408,27 @@ static struct xslt_sheet *compile(const char *path, struct buf *err)
 	struct buf raw = BUF_INIT;
 
 	memset(s, 0, sizeof(*s));
-	s->dir = dir_of(path);
-	begin_capture(&raw, s->dir);
+	begin_capture(&raw, s);
+	run.compiling = 1;
 	s->style = xsltParseStylesheetFile(BAD_CAST path);
 	end_capture();
 	if (!s->style || s->style->errors) {
 		buf_addf(err, "cannot compile '%s': ", path);
 		if (raw.len)
-			one_line(&raw, err);
+			xsltlog_one_line(&raw, err);
 		else
 			buf_addstr(err, access(path, R_OK) ? strerror(errno) : "not a stylesheet");
 		if (s->style)
 			xsltFreeStylesheet(s->style);
 		s->style = NULL;
-		free(s->dir);
+		sandbox_dirs_release(&s->dirs);
 		free(s);
 		buf_release(&raw);
 		return NULL;
 	}
 	if (raw.len) {
 		struct buf line = BUF_INIT;
-		one_line(&raw, &line);
+		xsltlog_one_line(&raw, &line);
 		warnx_msg("'%s': %s", path, line.ptr);
 		buf_release(&line);
 	}
@@ -738,26 +484,6 @@ struct xslt_sheet *xslt_sheet_path(struct xslt *x, const char *path, struct buf 
 	return s;
 }
 
-/* A name from a message: relative, no "." or ".." part, no empty part. */
-static int safe_relative(const char *name)
-{
-	const char *p = name;
-
-	if (!*name || *name == '/')
-		return 0;
-	while (*p) {
-		size_t n = strcspn(p, "/");
-		if (n == 0 || (n == 1 && p[0] == '.') || (n == 2 && !memcmp(p, "..", 2)))
-			return 0;
-		p += n;
-		if (*p == '/')
-			p++;
-		if (!*p && p[-1] == '/')
-			return 0;
-	}
-	return 1;
-}
-
 struct xslt_sheet *xslt_sheet_named(struct xslt *x, const char *name, struct buf *err)
 {
 	struct xslt_sheet *s = cache_find(x, name, 1);
@@ -765,26 +491,23 @@ struct xslt_sheet *xslt_sheet_named(struct xslt *x, const char *name, struct buf
 
 	if (s)
 		return s;
-	if (!safe_relative(name)) {
+	if (!sandbox_plain_relative(name)) {
 		buf_addf(err, "stylesheet name '%s' is not a plain relative path", name);
 		return NULL;
 	}
-	for (size_t i = 0; i < x->nread && !s; i++) {
-		char *real;
+	for (size_t i = 0; i < x->read_dirs.n && !s; i++) {
+		const char *dir = x->read_dirs.dir[i];
 
 		buf_reset(&path);
-		buf_addf(&path, "%s/%s", x->read_dirs[i], name);
+		buf_addf(&path, "%s/%s", dir, name);
 		if (access(path.ptr, F_OK) < 0)
 			continue;
 		/* A symlink must not lead out of the directory. */
-		real = canonical(path.ptr);
-		if (!real || !inside(real, x->read_dirs[i])) {
-			buf_addf(err, "stylesheet '%s' leads out of '%s'", name, x->read_dirs[i]);
-			free(real);
+		if (!sandbox_within(path.ptr, dir)) {
+			buf_addf(err, "stylesheet '%s' leads out of '%s'", name, dir);
 			buf_release(&path);
 			return NULL;
 		}
-		free(real);
 		s = compile(path.ptr, err);
 		if (!s) {
 			buf_release(&path);
@@ -800,192 +523,6 @@ struct xslt_sheet *xslt_sheet_named(struct xslt *x, const char *name, struct buf
 	s->named = 1;
 	cache_add(x, s);
 	return s;
-}
-
-/* ---- results ---- */
-
-void xslt_result_init(struct xslt_result *r)
-{
-	buf_init(&r->body, 0);
-	buf_init(&r->type, 0);
-	headers_init(&r->headers);
-	buf_init(&r->messages, 0);
-	buf_init(&r->error, 0);
-}
-
-void xslt_result_release(struct xslt_result *r)
-{
-	buf_release(&r->body);
-	buf_release(&r->type);
-	headers_release(&r->headers);
-	buf_release(&r->messages);
-	buf_release(&r->error);
-}
-
-static void result_reset(struct xslt_result *r)
-{
-	buf_reset(&r->body);
-	buf_reset(&r->type);
-	headers_reset(&r->headers);
-	buf_reset(&r->messages);
-	buf_reset(&r->error);
-}
-
-static int write_buf(void *ctx, const char *p, int n)
-{
-	buf_add(ctx, p, (size_t)n);
-	return n;
-}
-
-static int close_buf(void *ctx)
-{
-	(void)ctx;
-	return 0;
-}
-
-/* The mapping as JSON text, with a final newline as jq writes it. */
-static int write_json(xmlNodePtr root, int pretty, struct xslt_result *r)
-{
-	struct buf why = BUF_INIT;
-
-	if (!root || jsonxml_serialize(root, pretty, &r->body, &why) < 0) {
-		buf_addf(&r->error, "not the JSON mapping: %s",
-			 why.len ? why.ptr : "no root element");
-		buf_release(&why);
-		return -1;
-	}
-	buf_addch(&r->body, '\n');
-	buf_reset(&r->type);
-	buf_addstr(&r->type, "application/json");
-	buf_release(&why);
-	return 0;
-}
-
-/*
- * A document without a stylesheet: XML as xmllint writes it. The mapping
- * of JSON is declared UTF-8, so its text stays as it is rather than
- * turning into character references.
- */
-static int write_xml(struct xslt *x, xmlDocPtr doc, enum body_kind kind,
-		     struct xslt_result *r)
-{
-	int opts = x->o.layout == XSLT_LAYOUT_FORMAT ? XML_SAVE_FORMAT : 0;
-	const char *enc = x->o.encoding ? x->o.encoding :
-			  kind == BODY_JSON ? "UTF-8" : NULL;
-	xmlSaveCtxtPtr save = xmlSaveToIO(write_buf, close_buf, &r->body,
-					  enc, opts);
-
-	if (!save || xmlSaveDoc(save, doc) < 0 || xmlSaveClose(save) < 0) {
-		buf_addstr(&r->error, "cannot serialize the document");
-		return -1;
-	}
-	return 0;
-}
-
-static int mentions(const char *type, const char *word)
-{
-	size_t n = strlen(word);
-
-	for (; type && *type; type++)
-		if (!strncasecmp(type, word, n))
-			return 1;
-	return 0;
-}
-
-/* No stylesheet: the Normalizer's conversions. */
-static int convert(struct xslt *x, xmlDocPtr doc, enum body_kind kind,
-		   const struct headers *h, const char *body, size_t len,
-		   struct xslt_result *r)
-{
-	const char *type = h ? headers_get(h, "Content-Type") : NULL;
-	int json = x->o.to == XSLT_TO_JSON ||
-		   (x->o.to == XSLT_TO_AUTO && kind == BODY_JSON);
-	const char *word = json ? "json" : "xml";
-
-	if (mentions(type, word))
-		buf_addstr(&r->type, type);
-	else
-		buf_addf(&r->type, "application/%s", word);
-	if (x->o.layout == XSLT_LAYOUT_KEEP && kind == (json ? BODY_JSON : BODY_XML) &&
-	    (json || !x->o.encoding)) {
-		buf_add(&r->body, body, len);
-		return 0;
-	}
-	if (json)
-		return write_json(xmlDocGetRootElement(doc),
-				  x->o.layout == XSLT_LAYOUT_FORMAT, r);
-	return write_xml(x, doc, kind, r);
-}
-
-/* Content-Type for a result written as xsltproc would write it. */
-static void result_type(xsltStylesheetPtr style, xmlDocPtr res,
-			const xmlChar *method, struct xslt_result *r)
-{
-	const xmlChar *media, *encoding;
-	const char *type = "application/xml";
-	int text = 0;
-
-	XSLT_GET_IMPORT_PTR(media, style, mediaType)
-	XSLT_GET_IMPORT_PTR(encoding, style, encoding)
-	if (xmlStrEqual(method, BAD_CAST "html") ||
-	    (!method && res->type == XML_HTML_DOCUMENT_NODE)) {
-		type = "text/html";
-		text = 1;
-	} else if (xmlStrEqual(method, BAD_CAST "text")) {
-		type = "text/plain";
-		text = 1;
-	} else if (xmlStrEqual(method, BAD_CAST "xhtml")) {
-		type = "application/xhtml+xml";
-	}
-	buf_addstr(&r->type, media ? (const char *)media : type);
-	/* XML says its encoding itself; text and HTML need the header. */
-	if (!media && text && encoding && xmlStrcasecmp(encoding, BAD_CAST "UTF-8"))
-		buf_addf(&r->type, "; charset=%s", (const char *)encoding);
-}
-
-static int write_result(struct xslt *x, xsltStylesheetPtr style, xmlDocPtr res,
-			struct xslt_result *r)
-{
-	const xmlChar *method, *encoding;
-	xmlCharEncodingHandlerPtr encoder = NULL;
-	xmlOutputBufferPtr out;
-	int plain, saved;
-
-	XSLT_GET_IMPORT_PTR(method, style, method)
-	XSLT_GET_IMPORT_PTR(encoding, style, encoding)
-	plain = !method || xmlStrEqual(method, BAD_CAST "xml");
-	if (x->o.to == XSLT_TO_JSON ||
-	    (x->o.to == XSLT_TO_AUTO && plain && res->type == XML_DOCUMENT_NODE &&
-	     jsonxml_is_mapping(res))) {
-		size_t at = r->body.len;
-		if (write_json(xmlDocGetRootElement(res),
-			       x->o.layout == XSLT_LAYOUT_FORMAT, r) == 0)
-			return 0;
-		if (x->o.to == XSLT_TO_JSON)
-			return -1;
-		/* Named like the mapping but not one: it is XML after all. */
-		buf_setlen(&r->body, at);
-		buf_reset(&r->error);
-	}
-	result_type(style, res, method, r);
-	/* The output encoder is chosen as xsltproc chooses it. */
-	if (encoding) {
-		encoder = xmlFindCharEncodingHandler((const char *)encoding);
-		if (encoder && xmlStrEqual(BAD_CAST encoder->name, BAD_CAST "UTF-8"))
-			encoder = NULL;
-	}
-	out = xmlOutputBufferCreateIO(write_buf, close_buf, &r->body, encoder);
-	if (!out) {
-		buf_addstr(&r->error, "cannot create an output buffer");
-		return -1;
-	}
-	saved = xsltSaveResultTo(out, res, style);
-	if (xmlOutputBufferClose(out) < 0 || saved < 0) {
-		buf_addf(&r->error, "cannot write the result%s%s",
-			 encoding ? " in " : "", encoding ? (const char *)encoding : "");
-		return -1;
-	}
-	return 0;
 }
 
 /*
@@ -1026,7 +563,7 @@ static xmlDocPtr parse_input(struct xslt *x, const char *body, size_t len,
 	if (!for_xslt && x->o.layout != XSLT_LAYOUT_KEEP)
 		opts |= XML_PARSE_NOBLANKS;
 	xmldoc_begin();
-	doc = parse_xml(pctxt, body, len, NULL, opts, &why);
+	doc = parse_xml(pctxt, body, len, NULL, opts, x->o.load_dtd, &why);
 	if (why.len || xmldoc_end(&why) < 0 || !doc) {
 		buf_addf(err, "body is not XML: %s", why.len ? why.ptr : "not well-formed");
 		xmlFreeDoc(doc);
@@ -1042,19 +579,16 @@ static int outcome(int state, xmlDocPtr res, const struct buf *raw,
 		   struct xslt_result *r)
 {
 	if (raw->len) {
-		one_line(raw, &r->error);
+		xsltlog_one_line(raw, &r->error);
 		return -1;
 	}
 	if (state == XSLT_STATE_STOPPED) {
 		struct buf text = BUF_INIT;
-		if (run.have_last) {
-			buf_add(&text, r->messages.ptr + run.last, r->messages.len - run.last);
-			buf_setlen(&r->messages, run.last);
-		}
+		xsltlog_take_last(&r->messages, &text);
 		buf_addstr(&r->error, "stylesheet terminated");
 		if (text.len > 1) {
 			buf_addstr(&r->error, ": ");
-			one_line(&text, &r->error);
+			xsltlog_one_line(&text, &r->error);
 		}
 		buf_release(&text);
 		return -1;
@@ -1079,22 +613,16 @@ static int apply(struct xslt *x, struct xslt_sheet *s, xmlDocPtr doc,
 		return -1;
 	}
 	xsltSetCtxtSecurityPrefs(x->sec, ctxt);
-	xsltSetTransformErrorFunc(ctxt, NULL, on_xslt_error);
-	begin_capture(&raw, s->dir);
-	run.ctxt = ctxt;
-	run.in = h;
-	run.r = r;
-	run.have_last = 0;
-	buf_reset(&run.message);
+	begin_capture(&raw, s);
+	xsltlog_watch(ctxt, &r->messages);
+	xsltmsg_bind(h, &r->headers);
 	res = xsltApplyStylesheetUser(s->style, doc, x->params, NULL, NULL, ctxt);
-	if (run.message.len)
-		note_message("\n");
 	state = ctxt->state;
 	end_capture();
 	xsltFreeTransformContext(ctxt);
 	rc = outcome(state, res, &raw, r);
 	if (rc == 0)
-		rc = write_result(x, s->style, res, r);
+		rc = xsltout_result(&x->o, s->style, res, r);
 	xmlFreeDoc(res);
 	buf_release(&raw);
 	return rc;
@@ -1107,14 +635,14 @@ int xslt_translate(struct xslt *x, struct xslt_sheet *sheet,
 	xmlDocPtr doc;
 	int rc;
 
-	result_reset(r);
+	xsltout_reset(r);
 	doc = parse_input(x, body, len, kind, sheet != NULL, &r->error);
 	if (!doc)
 		return -1;
 	if (sheet)
 		rc = apply(x, sheet, doc, h, r);
 	else
-		rc = convert(x, doc, kind, h, body, len, r);
+		rc = xsltout_convert(&x->o, doc, kind, h, body, len, r);
 	xmlFreeDoc(doc);
 	return rc;
 }

@@ -1,14 +1,15 @@
 /*
  * xslt: what msg-translate asks of libxslt and libexslt. One engine per
  * process owns the compiled stylesheets (cached by file path), the
- * security rules of DESIGN.md section 7 (no network; document(), imports
- * and includes read only under the stylesheet's directory and the
- * --allow-read directories; files are written only under --allow-write
- * directories), the msg:header() function and <msg:header/> element of
- * the namespace XSLT_MSG_NS, xsl:message capture, and the serialization of
- * a result as xsltproc writes it, or as JSON when it is the JSON mapping.
- * Without a stylesheet it converts between XML and JSON and pretty-prints
- * or compacts either.
+ * security rules of msg-translate(1) (no network; stylesheets are parsed
+ * as xsltproc --nonet parses them and their imports and includes followed
+ * wherever they lead; document() reads only under the directories of the
+ * stylesheet's modules and --allow-read, files are written only under
+ * --allow-write: lib/sandbox), the extensions of the namespace
+ * XSLT_MSG_NS (lib/xsltmsg), xsl:message capture (lib/xsltlog), and the
+ * body a message becomes (lib/xsltout): a result as xsltproc writes it,
+ * or as JSON when it is the JSON mapping. Without a stylesheet it
+ * converts between XML and JSON and pretty-prints or compacts either.
  */
 #ifndef MSG_XSLT_H
 #define MSG_XSLT_H
@@ -68,9 +69,11 @@ void xslt_free(struct xslt *x);
 /*
  * A global parameter for every run, as xsltproc --param (value is an
  * XPath expression) or --stringparam (literal = 1, value is a string).
+ * An expression is compiled now: -1 with the reason in err when it does
+ * not compile.
  */
-void xslt_param(struct xslt *x, const char *name, const char *value,
-		int literal);
+int xslt_param(struct xslt *x, const char *name, const char *value,
+	       int literal, struct buf *err);
 
 /* The stylesheet at path (compiled on first use); NULL with err. */
 struct xslt_sheet *xslt_sheet_path(struct xslt *x, const char *path,

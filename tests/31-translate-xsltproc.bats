@@ -91,3 +91,25 @@ same_as_xsltproc() {
 @test "xsltproc: 41 xsl:output from an imported stylesheet" { same_as_xsltproc 41-import-output; }
 @test "xsltproc: 42 html in ISO-8859-1" { same_as_xsltproc 42-html-latin1; }
 @test "xsltproc: 43 external DTD with --load-dtd" { same_as_xsltproc 43-external-dtd; }
+@test "xsltproc: 44 a stylesheet's own DTD and its entities" { same_as_xsltproc 44-stylesheet-entities; }
+
+# DocBook XSL is a stylesheet set: html/docbook.xsl includes ../VERSION.xsl,
+# ../lib/lib.xsl and ../common/*.xsl, autoidx.xsl takes entities from
+# its DTD, and l10n.xsl reads ../common/*.xml with document().
+DOCBOOK_XSL=/usr/share/xml/docbook/stylesheet/docbook-xsl/html/docbook.xsl
+DOCBOOK_EXAMPLES=/usr/share/doc/docbook-xml/examples
+
+@test "xsltproc: DocBook XSL on the DocBook XML examples, as xsltproc --nonet" {
+	[ -f "$DOCBOOK_XSL" ] || skip "package docbook-xsl is not installed"
+	[ -d "$DOCBOOK_EXAMPLES" ] || skip "package docbook-xml is not installed"
+	local v
+	for v in 4.2 4.5; do
+		xsltproc --nonet "$DOCBOOK_XSL" "$DOCBOOK_EXAMPLES/test-$v.xml" >want
+		msg-wrap "$DOCBOOK_EXAMPLES/test-$v.xml" >in.msg
+		msg-translate --load-dtd -x "$DOCBOOK_XSL" in.msg >out.msg 2>err
+		[ ! -s err ]
+		msg-unwrap out.msg >got
+		cmp want got
+		grep -q '<title>foo</title>' got
+	done
+}

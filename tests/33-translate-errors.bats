@@ -45,6 +45,21 @@ three() {
 	msg-wrap 1.xml 13.xml 2.xml
 }
 
+# write.xsl: writes <side/> to the file named by parameter "to" (by
+# default out/side.xml) with exsl:document, and <main/> as the result.
+write_sheet() {
+	cat >write.xsl <<-'EOF'
+	<xsl:stylesheet version="1.0" xmlns:xsl="http://www.w3.org/1999/XSL/Transform"
+	                xmlns:exsl="http://exslt.org/common" extension-element-prefixes="exsl">
+	  <xsl:param name="to" select="'out/side.xml'"/>
+	  <xsl:template match="/">
+	    <exsl:document href="{$to}"><side/></exsl:document>
+	    <main/>
+	  </xsl:template>
+	</xsl:stylesheet>
+	EOF
+}
+
 # ---- invalid messages ----
 
 @test "errors: terminate=yes stops the run at that message, earlier output flushed" {
@@ -182,31 +197,71 @@ three() {
 	[ "$(msg-translate -x miss.xsl order.msg | msg-unwrap)" = '[0]' ]
 }
 
-@test "errors: imports come from the same places as documents" {
-	mkdir sheets
-	cp ok.xsl base.xsl
-	cat >sheets/top.xsl <<-'EOF'
+@test "errors: imports and includes follow the stylesheet anywhere, as in xsltproc --nonet" {
+	mkdir -p set/html set/common data
+	cp ok.xsl set/common/base.xsl
+	printf '<v>common</v>' >set/common/words.xml
+	printf '<v>data</v>' >data/far.xml
+	cat >set/common/inc.xsl <<-'EOF'
 	<xsl:stylesheet version="1.0" xmlns:xsl="http://www.w3.org/1999/XSL/Transform">
-	  <xsl:import href="../base.xsl"/>
+	  <xsl:template name="words"><xsl:value-of select="document('words.xml')"/></xsl:template>
 	</xsl:stylesheet>
 	EOF
-	run -64 --separate-stderr msg-translate -x sheets/top.xsl order.msg
-	[[ $stderr == "msg-translate: cannot compile 'sheets/top.xsl': "*'refused'* ]]
-	[ "$(msg-translate -x sheets/top.xsl --allow-read . order.msg | msg-unwrap)" = 'ok 42' ]
+	cat >set/html/top.xsl <<-'EOF'
+	<xsl:stylesheet version="1.0" xmlns:xsl="http://www.w3.org/1999/XSL/Transform">
+	  <xsl:import href="../common/base.xsl"/>
+	  <xsl:include href="../common/inc.xsl"/>
+	  <xsl:param name="f"/>
+	  <xsl:template match="/">
+	    <xsl:apply-imports/>
+	    <xsl:text> </xsl:text><xsl:call-template name="words"/>
+	    <xsl:text> </xsl:text><xsl:value-of select="document('../common/words.xml')"/>
+	    <xsl:if test="$f"><xsl:text> </xsl:text><xsl:value-of select="document($f)"/></xsl:if>
+	  </xsl:template>
+	</xsl:stylesheet>
+	EOF
+	# document() reads under the directory of every stylesheet module.
+	msg-translate -x set/html/top.xsl order.msg >out.msg
+	[ "$(msg-unwrap out.msg)" = 'ok 42 common common' ]
+	# Not elsewhere, unless --allow-read says so.
+	run -65 --separate-stderr msg-translate -x set/html/top.xsl -s "f=$PWD/data/far.xml" order.msg
+	[[ $stderr == *"Local file read for $PWD/data/far.xml refused"* ]]
+	[ -z "$output" ]
+	msg-translate -x set/html/top.xsl -s "f=$PWD/data/far.xml" --allow-read data order.msg >out.msg
+	[ "$(msg-unwrap out.msg)" = 'ok 42 common common data' ]
+	# An import over the network is refused, as in xsltproc --nonet.
+	cat >net.xsl <<-'EOF'
+	<xsl:stylesheet version="1.0" xmlns:xsl="http://www.w3.org/1999/XSL/Transform">
+	  <xsl:import href="http://127.0.0.1:9/base.xsl"/>
+	</xsl:stylesheet>
+	EOF
+	run -64 --separate-stderr msg-translate -x net.xsl order.msg
+	[[ $stderr == "msg-translate: cannot compile 'net.xsl': "*'Network file read for http://127.0.0.1:9/base.xsl refused'* ]]
+}
+
+@test "errors: a stylesheet's DTD is read, a body's is not" {
+	printf '<!ENTITY who "stylesheet">' >sheet.ent
+	cat >ent.xsl <<-'EOF'
+	<!DOCTYPE xsl:stylesheet [
+	<!ENTITY % ents SYSTEM "sheet.ent">
+	%ents;
+	]>
+	<xsl:stylesheet version="1.0" xmlns:xsl="http://www.w3.org/1999/XSL/Transform">
+	  <xsl:output method="text"/>
+	  <xsl:template match="/">&who; <xsl:value-of select="."/></xsl:template>
+	</xsl:stylesheet>
+	EOF
+	printf '<!DOCTYPE r [<!ENTITY %% ents SYSTEM "sheet.ent"> %%ents;]><r>&who;</r>' >body.xml
+	printf '<r>body</r>' >plain.xml
+	msg-wrap plain.xml body.xml >in.msg
+	msg-translate -x ent.xsl --invalid bad.msg in.msg >out.msg
+	[ "$(msg-unwrap out.msg)" = 'stylesheet body' ]
+	[ "$(hval bad.msg Error)" = "msg-translate: body is not XML: external entity 'sheet.ent' refused" ]
 }
 
 @test "errors: a stylesheet may not write files unless --allow-write" {
 	mkdir out
-	cat >write.xsl <<-'EOF'
-	<xsl:stylesheet version="1.0" xmlns:xsl="http://www.w3.org/1999/XSL/Transform"
-	                xmlns:exsl="http://exslt.org/common" extension-element-prefixes="exsl">
-	  <xsl:param name="to" select="'out/side.xml'"/>
-	  <xsl:template match="/">
-	    <exsl:document href="{$to}"><side/></exsl:document>
-	    <main/>
-	  </xsl:template>
-	</xsl:stylesheet>
-	EOF
+	write_sheet
 	msg-translate -x write.xsl --invalid bad.msg order.msg >out.msg
 	[ ! -s out.msg ]
 	[[ $(hval bad.msg Error) == *'File write for out/side.xml refused'* ]]
@@ -257,6 +312,27 @@ three() {
 	[[ $(hval bad.msg Error) == *'network'* ]]
 }
 
+@test "errors: a dangling symbolic link does not lead a write out of --allow-write" {
+	mkdir w
+	ln -s "$PWD/outside.txt" w/d.txt
+	ln -s "$PWD/gone" w/sub
+	write_sheet
+	local to
+	for to in w/d.txt "$PWD/w/d.txt" w/sub/x.xml w/sub/deeper/x.xml; do
+		run -65 --separate-stderr msg-translate -x write.xsl --allow-write w -s "to=$to" order.msg
+		[[ $stderr == *"File write for $to refused"* || $stderr == *"Directory creation for "*" refused"* ]]
+		[ -z "$output" ]
+	done
+	[ ! -e outside.txt ]
+	[ ! -e gone ]
+	[ "$(ls -A w)" = "$(printf 'd.txt\nsub')" ]
+	# A link that resolves inside the directory is as good as its target.
+	mkdir w/real
+	ln -s real w/in
+	msg-translate -x write.xsl --allow-write w -s to=w/in/x.xml order.msg >/dev/null
+	[[ $(cat w/real/x.xml) == *'<side/>'* ]]
+}
+
 # ---- stylesheets named by headers ----
 
 @test "errors: a header may only name a stylesheet inside --allow-read" {
@@ -294,6 +370,16 @@ three() {
 
 # ---- usage ----
 
+@test "errors: a -p expression that does not compile exits 64 before reading input" {
+	run -64 --separate-stderr msg-translate -x ok.xsl -p 'p=(' --invalid bad.msg order.msg
+	[ "$stderr" = "msg-translate: invalid parameter 'p=(': Invalid expression" ]
+	[ -z "$output" ]
+	[ ! -e bad.msg ]
+	# An expression that compiles is evaluated against each document.
+	msg-translate -x ok.xsl -p 'p=(1 + 2)' -p 'q=document("x")' order.msg >out.msg
+	[ "$(msg-unwrap out.msg)" = 'ok 42' ]
+}
+
 @test "errors: usage errors exit 64 with the usage" {
 	local args
 	while IFS= read -r args; do
@@ -316,6 +402,8 @@ three() {
 	--rename A=
 	-H 'no colon'
 	-x ok.xsl -p novalue
+	-x ok.xsl -p 'p=('
+	-x ok.xsl -p 'p=1 +'
 	--encoding no-such-charset
 	--allow-read no-such-dir -x ok.xsl
 	EOF

@@ -15,19 +15,37 @@ MAN="$MSG_TOP/man"
 PAGES="msg-route.1 msg-split.1 msg-tap.1 msg-tools.7 msg-translate.1
 msg-unwrap.1 msg-wrap.1"
 
+# pasted FILE: run the shell code in FILE as a reader pastes it, in the
+# current directory.
+#
+# It runs under the shell its first line names ("#!/bin/bash"), else in
+# sh, not bash: the pages are for any Unix shell, and sh (a POSIX shell,
+# not bash, on many systems) is what catches an example that works in
+# bash only; POSIX code pasted into bash runs the same.  No -e, no
+# pipefail unless the code sets them: a reader's shell goes on after a
+# failed command, and the tests below look for its traces instead (an
+# error message, a file not made).  Standard input is a directory, so
+# that code that reads the terminal by mistake (where a reader's paste
+# would hang) fails on reading it.  POSIXLY_CORRECT holds the examples to
+# their SYNOPSIS: options before operands.  The tools' own environment
+# variables are unset, as in a new shell.
+pasted() {
+	local shell=sh first=
+	read -r first <"$1" || true
+	case $first in
+	'#!'*) shell=${first#'#!'} ;;
+	esac
+	(
+		unset MSG_INVALID MSG_DEAD_LETTER MSG_HISTORY \
+			MSG_STORE_MIN_FREE MSG_STORE_NOSYNC
+		export POSIXLY_CORRECT=1
+		# shellcheck disable=SC2086 # "#!/usr/bin/env bash" is two words
+		exec timeout -k 5 30 $shell "$1" <.
+	)
+}
+
 # examples PAGE N: run the N examples of manual page PAGE, in order, in
 # the directory work.  Example I is exI.sh, its output outI and errI.
-#
-# Each runs in sh, not bash: the pages are for any Unix shell, and sh (a
-# POSIX shell, not bash, on many systems) is what catches an example that
-# works in bash only; POSIX code pasted into bash runs the same.  No -e,
-# no pipefail: a reader's shell goes on after a failed command, and the
-# tests below look for its traces instead (an error message, a file not
-# made).  Standard input is a directory, so that an example that reads
-# the terminal by mistake (where a reader's paste would hang) fails on
-# reading it.  POSIXLY_CORRECT holds the examples to their SYNOPSIS:
-# options before operands.  The tools' own environment variables are
-# unset, as in a new shell.
 examples() {
 	local page=$MAN/$1 want=$2 n i rc
 	n=$(awk -v count=1 -f "$EXTRACT" "$page")
@@ -39,13 +57,7 @@ examples() {
 	for ((i = 1; i <= n; i++)); do
 		awk -v block="$i" -f "$EXTRACT" "$page" >"ex$i.sh"
 		rc=0
-		(
-			cd work || exit
-			unset MSG_INVALID MSG_DEAD_LETTER MSG_HISTORY \
-				MSG_STORE_MIN_FREE MSG_STORE_NOSYNC
-			export POSIXLY_CORRECT=1
-			exec timeout -k 5 30 sh "../ex$i.sh" <. >"../out$i" 2>"../err$i"
-		) || rc=$?
+		(cd work && pasted "../ex$i.sh" >"../out$i" 2>"../err$i") || rc=$?
 		if [ "$rc" -ne 0 ]; then
 			echo "$1: example $i exited $rc"
 			show "$i"
@@ -198,6 +210,72 @@ EOF
 			}
 		     }' extracted rendered
 	done
+}
+
+@test "man: quotes in the rendered pages pair up, none inside another" {
+	command -v mandoc >/dev/null || skip "no mandoc(1)"
+	local f
+	for f in "$MAN"/*.[1-9]; do
+		# A quoting macro given another as its argument renders as
+		# 'a, 'b'' or "name="x/>"": single quotes open twice before
+		# they close, double ones come in pairs.
+		LC_ALL=C.UTF-8 mandoc -Tutf8 "$f" | col -b >rendered
+		LC_ALL=C awk -v page="${f##*/}" '
+			{
+				# The UTF-8 quotes as one byte each: < and >.
+				line = $0
+				gsub(/[<>]/, "", line)
+				gsub(/\342\200\230/, "<", line)
+				gsub(/\342\200\231/, ">", line)
+				n = split(line, c, "")
+				for (i = 1; i <= n; i++)
+					if ((c[i] == "<" && ++depth > 1) ||
+					    (c[i] == ">" && --depth < 0))
+						bad = bad "\n" page ":" NR ": " $0
+				if (line ~ /""|>>/)
+					bad = bad "\n" page ":" NR ": " $0
+			}
+			END { if (bad != "") { print "nested quotes:" bad; exit 1 } }
+		' rendered
+	done
+}
+
+@test "man: each tool's --help and its page's SYNOPSIS name the same options, each described" {
+	local t help synopsis described
+	for t in msg-wrap msg-unwrap msg-split msg-route msg-tap msg-translate; do
+		help=$("$t" --help 2>&1 | grep -o -E -e '--[a-z][a-z-]*' |
+			grep -v -x -E -e '--(help|version)' | sort -u)
+		synopsis=$(sed -n '/^\.Sh SYNOPSIS/,/^\.Sh /p' "$MAN/$t.1" |
+			grep -o -E '(Fl|\|) -[a-z][a-z-]*' | sed 's/.* -/--/' | sort -u)
+		described=$(grep -E '^\.It Fl' "$MAN/$t.1" |
+			grep -o -E 'Fl -[a-z][a-z-]*' | sed 's/Fl -/--/' | sort -u)
+		if [ "$help" != "$synopsis" ]; then
+			echo "$t: --help and SYNOPSIS differ:"
+			diff <(echo "$help") <(echo "$synopsis") || true
+			return 1
+		fi
+		if [ -n "$(comm -23 <(echo "$synopsis") <(echo "$described"))" ]; then
+			echo "$t: not described in the options list:"
+			comm -23 <(echo "$synopsis") <(echo "$described")
+			return 1
+		fi
+	done
+}
+
+@test "man: every script a page writes names its shell in its first line" {
+	local f scripts=0
+	for f in "$MAN"/*.[1-9]; do
+		awk -f "$EXTRACT" "$f"
+	done >all.sh
+	# A script is a file *.sh written by a here-document.
+	awk '
+		want && !/^#!\// { print "no #! line in the script of: " want; bad = 1 }
+		{ want = "" }
+		/^cat >+ *[^ ]+\.sh +<</ { want = $0; n++ }
+		END { print n > "count"; exit bad }
+	' all.sh
+	scripts=$(cat count)
+	[ "$scripts" -ge 1 ]
 }
 
 @test "man: msg-wrap(1) examples run as pasted" {
@@ -463,7 +541,7 @@ EOF
 
 @test "man: msg-translate(1) examples run as pasted" {
 	examples msg-translate.1 6
-	quiet 1 2 3 4 5 6
+	quiet 1 2 3 4 5
 	# An invoice for each order.
 	same out1 <<'EOF'
 <invoice order="1" lines="1"/>
@@ -490,18 +568,52 @@ EOF
 <order id="17" source="partner-a"/>
 <order id="18" source="partner-b"/>
 EOF
-	# The batch job: invoices written, the file moved, nothing rejected.
-	same out6 <<'EOF'
-outgoing:
-invoice-1.xml
-invoice-2.xml
+	# The batch job under bash: an invoice for each order of the good
+	# files, the file cut short set aside and reported, nothing lost.
+	local stamp='[0-9]{8}T[0-9]{6}Z-[0-9]+-'
+	local uuid='[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}'
+	sed -n '1,/^<invoice/p' out6 | sed '$d' | sed -E "s/^$stamp//" | same <(cat <<-'EOF'
+	failed:
+	cut.xml
 
-processed:
-orders.xml
-EOF
-	grep -q '<invoice order="2" lines="2"/>' work/outgoing/invoice-2.xml
+	processed:
+	more.xml
+	orders.xml
+	EOF
+	)
+	same <(grep '^<invoice' out6 | sort) <<-'EOF'
+	<invoice order="1" lines="1"/>
+	<invoice order="2" lines="2"/>
+	<invoice order="3" lines="1"/>
+	EOF
 	[ -z "$(ls -A work/incoming)" ]
-	[ ! -s work/rejected.msg ]
+	[ "$(wc -l <err6)" = 2 ]
+	grep -q '^msg-split: ' err6
+	[ "$(sed -n 2p err6)" = 'translate-incoming: incoming/cut.xml: bad data, moved to failed/' ]
+	[ "$(cd work/outgoing && printf '%s\n' * | grep -c -x -E "invoice-$uuid\.xml")" = 3 ]
+	# Every name its own: the same files sent again replace nothing, and
+	# the run exits 1 for the broken one.
+	cp work/orders.xml work/incoming/orders.xml
+	printf '<orders><order id="4"><item/>' >work/incoming/cut.xml
+	local rc=0
+	(cd work && pasted translate-incoming.sh >../out7 2>../err7) || rc=$?
+	[ "$rc" = 1 ]
+	[ ! -s out7 ]
+	[ "$(sed -n 2p err7)" = 'translate-incoming: incoming/cut.xml: bad data, moved to failed/' ]
+	[ "$(cd work/outgoing && printf '%s\n' * | grep -c -x -E "invoice-$uuid\.xml")" = 5 ]
+	same <(cat work/outgoing/* | sort | uniq -c) <<-'EOF'
+	      2 <invoice order="1" lines="1"/>
+	      2 <invoice order="2" lines="2"/>
+	      1 <invoice order="3" lines="1"/>
+	EOF
+	same <(cd work && printf '%s\n' failed/* processed/* | sed -E "s|/$stamp|/|") <<-'EOF'
+	failed/cut.xml
+	failed/cut.xml
+	processed/more.xml
+	processed/orders.xml
+	processed/orders.xml
+	EOF
+	[ -z "$(ls -A work/incoming)" ]
 }
 
 @test "man: msg-tools(7) examples run as pasted" {
@@ -533,4 +645,32 @@ EOF
 	[ "$(head -n 1 out5)" = ok ]
 	grep -q '^Error: .*not JSON' out5
 	grep -qx 'Content-Length: 8' out5
+}
+
+@test "README: the flow to paste runs under the shell its first line names" {
+	awk '/^A flow to paste$/ { on = 1; next } /^The tools$/ { on = 0 }
+	     on && sub(/^    /, "")' "$MSG_TOP/README" >flow.sh
+	[ "$(head -n 1 flow.sh)" = '#!/bin/sh' ]
+	# From the top of a tree holding examples/; the tools are on PATH.
+	mkdir tree tmp
+	cp -R "$MSG_TOP/examples" tree/
+	# Standard output and error in one file, as cron or "> log 2>&1"
+	# has them: the Wire Tap's lines must not overwrite the flow's.
+	(cd tree && TMPDIR=$BATS_TEST_TMPDIR/tmp pasted ../flow.sh >../log 2>&1)
+	[ "$(grep -c -E ' application/json [0-9]+ corr=[^ ]+ seq=[123]/' log)" = 3 ]
+	[ "$(grep -c -x 'Region: north' log)" = 3 ]
+	grep -q -x 'orders-north.xml' log
+	grep -q -x 'orders-south.xml' log
+	[ "$(tail -n 1 log)" = '{"id": 3003, "type": "standard", "customer": "C-09", "total": 120.00}' ]
+	[ "$(grep -c -F '"type": "rush"' log)" = 2 ]
+	# Everything it wrote is in the directory of its own, drained.
+	local out
+	out=$(printf '%s\n' tmp/*)
+	[ -d "$out" ]
+	[ -z "$(ls -A "$out/drop/new")" ]
+	[ -z "$(ls -A "$out/spool/new")" ]
+	same <(cd "$out/inbox" && printf '%s\n' *) <<-'EOF'
+	orders-north.xml
+	orders-south.xml
+	EOF
 }
