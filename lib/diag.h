@@ -22,8 +22,8 @@ _Noreturn void die_errno(int code, const char *fmt, ...)
 
 /*
  * Before exiting on a fatal error, the tool flushes the output it already
- * produced (DESIGN.md section 6); the tool registers that here and die()
- * runs it with the exit status.
+ * produced (doc/design.md, "Errors and exit status"); the tool registers
+ * that here and die() runs it with the exit status.
  */
 void diag_set_exit_hook(void (*hook)(int code));
 

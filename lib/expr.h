@@ -1,5 +1,5 @@
 /*
- * expr: the one expression language of msgtools (DESIGN.md section 3):
+ * expr: the one expression language of msgtools (msg-format(5)):
  * XPath 1.0 compiled once at start-up, with header('Name') and
  * json('/pointer'), over a message's body seen as XML, as the JSON-to-XML
  * mapping of a JSON body, or as a single text node.

@@ -110,7 +110,7 @@ static int copy_frame(struct frame_reader *fr, const struct headers *h,
 }
 
 /*
- * An expired message is never processed (DESIGN.md section 2): 1 when
+ * An expired message is never processed (msg-format(5), Expires): 1 when
  * the message in hand was one and has been dealt with here, 0 when the
  * tool is to process it, -1 on a reader fault.
  */

@@ -1,6 +1,6 @@
 /*
- * spool: dir: channels, a directory of messages one file each (DESIGN.md
- * section 4), in the maildir manner:
+ * spool: dir: channels, a directory of messages one file each (msg-tools(7),
+ * Channels), in the maildir manner:
  *
  *   DIR/tmp/  files being written
  *   DIR/new/  messages ready to read, named so that they sort in arrival

@@ -53,12 +53,13 @@ static void on_stop(int sig)
 void tool_init(struct tool *t, int argc, char **argv)
 {
 	/* No SA_RESTART: a read waiting for input returns, and the tool ends
-	 * after the message in hand (DESIGN.md section 6). */
+	 * after the message in hand (doc/design.md, "Stopping"). */
 	struct sigaction sa = { .sa_handler = on_stop };
 
 	(void)t;
 	diag_init(argc > 0 ? argv[0] : NULL);
-	/* die() flushes what earlier messages produced (DESIGN.md section 6). */
+	/* die() first writes out what earlier messages produced
+	 * (doc/design.md, "Errors and exit status"). */
 	diag_set_exit_hook(before_exit);
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGTERM, &sa, NULL);

@@ -27,7 +27,7 @@ enum {
 	TOOL_OPT_STATS = 1 << 4,
 	TOOL_OPT_ONCE = 1 << 5,
 	/* Not an option: tool_each_frame keeps expired messages from the
-	 * tool (DESIGN.md section 2), diverting them to --dead-letter. */
+	 * tool (msg-format(5), Expires), diverting them to --dead-letter. */
 	TOOL_EXPIRES = 1 << 6,
 };
 

@@ -1,6 +1,6 @@
 /*
  * xmldoc: libxml2 set up once for the whole suite, and the one secure way
- * msgtools parses XML (DESIGN.md section 7): no network, no DTD loading,
+ * msgtools parses XML (msg-format(5), Security): no network, no DTD loading,
  * no external entities (a document that declares one it uses is
  * rejected, never fetched), libxml2's depth and amplification limits on
  * (no XML_PARSE_HUGE, so "billion laughs" fails), internal entities

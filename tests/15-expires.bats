@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# Expires (msg-format(5), DESIGN section 2): msg-unwrap, msg-split and
+# Expires (msg-format(5), msg-tools(7)): msg-unwrap, msg-split and
 # msg-translate never process an expired message; it goes to
 # --dead-letter with an Error header, or is dropped with a warning, and is
 # counted. An Expires that is not a time makes the message invalid.

@@ -100,6 +100,13 @@ scratch() {
 	[ "$output" = "" ]
 }
 
+@test "no comment cites a design file the repository does not have" {
+	cd "$MSG_TOP"
+	run -1 grep -rnwI --exclude=71-design-notes.bats DESIGN \
+		lib cmd tests fuzz bench examples build-aux Makefile
+	[ "$output" = "" ]
+}
+
 @test "the README points to doc/design.md" {
 	run -0 grep -c 'doc/design\.md' "$MSG_TOP/README"
 	[ "$output" -ge 1 ]
