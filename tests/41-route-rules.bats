@@ -167,8 +167,8 @@ finish() {
 	start_router --stats -R r.rules
 	send m1 a
 	send m2 b
-	wait_until has 1 a.out
-	wait_until has 1 rest.out
+	wait_until 60 has 1 a.out
+	wait_until 60 has 1 rest.out
 	printf "header('Kind') = 'b' -> b.out\nheader('Kind') = 'c' -> c.out\notherwise -> rest.out\n" >r.rules
 	kill -HUP "$router"
 	send m3 a
@@ -189,12 +189,12 @@ finish() {
 	printf "header('Kind') = 'a' -> a.out\notherwise -> rest.out\n" >r.rules
 	start_router -R r.rules
 	send m1 a
-	wait_until has 1 a.out
+	wait_until 60 has 1 a.out
 	printf "header('Kind') = 'b' -> b.out\nheader('Kind') = -> c.out\n" >r.rules
 	kill -HUP "$router"
 	send m2 a
 	send m3 b
-	wait_until has 1 rest.out
+	wait_until 60 has 1 rest.out
 	# The warning is there once the next message has been routed.
 	[ "$(cat err)" = "msg-route: r.rules:2: invalid expression 'header('Kind') =': Invalid expression at position 16; keeping the rules in force" ]
 	# A file that has gone is a bad file too.
@@ -214,15 +214,15 @@ finish() {
 	printf "otherwise -> one.out\n" >r.rules
 	start_router -R r.rules
 	send m1 x
-	wait_until has 1 one.out
+	wait_until 60 has 1 one.out
 	printf "otherwise -> two.out\n" >r.rules
 	kill -HUP "$router"
 	send m2 x
-	wait_until has 1 two.out
+	wait_until 60 has 1 two.out
 	printf "otherwise two.out\n" >r.rules
 	kill -HUP "$router"
 	send m3 x
-	wait_until has 2 two.out
+	wait_until 60 has 2 two.out
 	printf "true() -> three.out\n" >r.rules
 	kill -HUP "$router"
 	send m4 x
@@ -241,7 +241,7 @@ msg-route: 'r.rules': 1 rules loaded" ]
 	start_router -R r.rules -o rest.out
 	send m1 a
 	send m2 b
-	wait_until has 1 rest.out
+	wait_until 60 has 1 rest.out
 	printf "header('Kind') = 'b' -> b.out\n" >r.rules
 	kill -HUP "$router"
 	send m3 a

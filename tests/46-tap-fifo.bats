@@ -31,7 +31,7 @@ stalled() {
 		my $buf;
 		while (my $n = sysread($f, $buf, 65536)) { print $o $buf }
 		close $o or die;' "$1" "$2"
-	wait_until test -e "$2.ready"
+	wait_until 60 test -e "$2.ready"
 }
 
 # tap_report STDERR FIFO: "COPIED DROPPED REOPENED" from msg-tap's report.
@@ -107,7 +107,7 @@ msg-tap: stats: in 1600, tapped 0, dropped 1600" ]
 	spawn timeout 60 msg-tap --stats tap.fifo <in >out.msg 2>err
 	tap=$spawned
 	for i in 1 2 3; do big $i; done
-	wait_until has 3 out.msg
+	wait_until 60 has 3 out.msg
 	spawn timeout 60 msg-unwrap -e tap.fifo >got.jsonl
 	reader=$spawned
 	# The tap looks for a reader when a message comes: send until one
@@ -162,7 +162,7 @@ msg-tap: stats: in 1600, tapped 0, dropped 1600" ]
 		}
 		print $buf;' tap.fifo >first.bin
 	first=$spawned
-	wait_until test -e ready
+	wait_until 60 test -e ready
 	spawn timeout 60 msg-tap --stats tap.fifo <in >out.msg 2>err
 	tap=$spawned
 	while kill -0 "$first" 2>/dev/null && [ "$i" -lt 100 ]; do
@@ -177,7 +177,7 @@ msg-tap: stats: in 1600, tapped 0, dropped 1600" ]
 		i=$((i + 1))
 		big $i
 	done
-	wait_until has "$i" out.msg
+	wait_until 60 has "$i" out.msg
 	spawn timeout 60 msg-unwrap -e tap.fifo >second.jsonl
 	second=$spawned
 	while [ ! -s second.jsonl ] && [ "$i" -lt 200 ]; do

@@ -1,31 +1,107 @@
 #!/bin/sh
 # Run the C unit tests and the bats suites against the tools in BUILD,
-# printing TAP; append "LABEL PASSED FAILED" to COUNTS.
+# printing the failures; append "LABEL PASSED FAILED SKIPPED" to COUNTS.
 # usage: tests/run.sh BUILD LABEL COUNTS
+#
+# Each unit binary and each bats file runs in a session of its own with
+# a time limit, so that a hung test fails within its limit instead of
+# hanging the run, and whatever a suite leaves running when it ends is
+# killed and counted as a failure. A unit binary that exits non-zero (a
+# sanitizer's abort included) fails, whatever it printed before; a
+# suite that stops before reporting every test it planned fails too.
+#
+# Limits, in seconds (environment): MSG_UNIT_LIMIT for a unit binary,
+# BATS_TEST_TIMEOUT for one bats test, MSG_SUITE_LIMIT for a bats file.
+# MSG_SUITES names the bats files (default: every tests/*.bats).
 set -u
 build=$1 label=$2 counts=$3
 top=$(cd "$(dirname "$0")/.." && pwd)
-export MSG_BIN="$top/$build"
+case $build in
+/*) MSG_BIN=$build ;;
+*) MSG_BIN=$top/$build ;;
+esac
+export MSG_BIN
 export MSG_TOP="$top"
-out=$(mktemp)
-trap 'rm -f "$out"' EXIT
+: "${MSG_SUITES-$top/tests/*.bats}"
+: "${MSG_UNIT_LIMIT:=300}"
+: "${BATS_TEST_TIMEOUT:=600}"
+: "${MSG_SUITE_LIMIT:=1200}"
+export BATS_TEST_TIMEOUT
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+all=$work/all.tap
 
+# contained NAME LIMIT LOG CMD...: run CMD in a new session, its output
+# in LOG, killed after LIMIT seconds (SIGTERM, then SIGKILL 10 s later);
+# then every process still in the session is killed. A time-out, or a
+# process left running, is reported in LOG as one failed test, with the
+# processes killed. Sets $status to CMD's exit status and $timed_out.
+contained() {
+	name=$1 limit=$2 log=$3
+	shift 3
+	status=0 timed_out=
+	setsid -w sh -c 'echo $$ >"$0"; exec "$@"' "$work/sid" \
+		timeout -k 10 "$limit" "$@" >"$log" 2>&1 </dev/null 3>&- || status=$?
+	sid=$(cat "$work/sid")
+	# Zombies are not running: their parent, gone too, never reaped them.
+	left=$(ps -e -o sid=,pid=,stat=,args= |
+		awk -v sid="$sid" '$1 == sid && $3 !~ /^Z/')
+	[ -n "$left" ] && pkill -KILL -s "$sid" 2>/dev/null
+	case $status in
+	124 | 137)
+		timed_out=1
+		echo "not ok - $name timed out after $limit s" >>"$log"
+		;;
+	*)
+		[ -n "$left" ] &&
+			echo "not ok - $name left processes running when it ended" >>"$log"
+		;;
+	esac
+	[ -n "$left" ] && printf '%s\n' "$left" | sed 's/^ */#   killed: session /' >>"$log"
+	return 0
+}
+
+# planned LOG NAME: LOG reports as many tests as its plan line announced.
+planned() {
+	plan=$(sed -n 's/^1\.\.\([0-9]*\).*/\1/p' "$1" | tail -n 1)
+	ran=$(grep -c -E '^(not )?ok [0-9]' "$1")
+	if [ -z "$plan" ]; then
+		echo "not ok - $2 reported no plan (it did not finish)" >>"$1"
+	elif [ "$ran" -lt "$plan" ]; then
+		echo "not ok - $2 reported $ran of the $plan tests it planned" >>"$1"
+	fi
+}
+
+: >"$all"
 echo "== $label: unit tests"
-for t in "$top/$build"/tests/test-*; do
+for t in "$MSG_BIN"/tests/test-*; do
 	[ -x "$t" ] || continue
-	"$t" >>"$out" 2>&1 || true
+	name=${t##*/}
+	contained "$name" "$MSG_UNIT_LIMIT" "$work/log" "$t"
+	if [ -z "$timed_out" ]; then
+		if [ "$status" -ne 0 ]; then
+			echo "not ok - $name exited with status $status" >>"$work/log"
+		fi
+		planned "$work/log" "$name"
+	fi
+	grep '^not ok' "$work/log" | sed "s|^|$name: |"
+	cat "$work/log" >>"$all"
 done
-grep -E '^(not )?ok ' "$out" | grep '^not ok' || true
 
 echo "== $label: bats"
-bats --tap "$top"/tests/*.bats >>"$out" 2>&1 || true
-grep -A8 '^not ok' "$out" | grep -E '^(not ok|#)' || true
+# shellcheck disable=SC2086 # a list of names, globs expanded
+for f in $MSG_SUITES; do
+	[ -f "$f" ] || continue
+	name=${f##*/}
+	contained "$name" "$MSG_SUITE_LIMIT" "$work/log" bats --tap "$f"
+	[ -n "$timed_out" ] || planned "$work/log" "$name"
+	grep -A8 '^not ok' "$work/log" | grep -E '^(not ok|#)' | sed "s|^|$name: |"
+	cat "$work/log" >>"$all"
+done
 
-passed=$(grep -c '^ok ' "$out")
-failed=$(grep -c '^not ok ' "$out")
-# A suite that crashed before it could report counts as a failure.
-if ! grep -q '^1\.\.' "$out"; then
-	failed=$((failed + 1))
-fi
-echo "$label: $passed passed, $failed failed"
-echo "$label $passed $failed" >>"$counts"
+# "ok N ... # skip" is a test that did not run: counted apart.
+skipped=$(grep -c -E '^ok [0-9]+ .*# [Ss][Kk][Ii][Pp]' "$all")
+passed=$(($(grep -c '^ok ' "$all") - skipped))
+failed=$(grep -c '^not ok ' "$all")
+echo "$label: $passed passed, $failed failed, $skipped skipped"
+echo "$label $passed $failed $skipped" >>"$counts"
