@@ -84,7 +84,7 @@ in_tmpfs() {
 @test "faults: a reader that closes early ends msg-wrap -l" {
 	seq 1000000 >lines
 	run -0 --separate-stderr bash -c \
-		'timeout 10 msg-wrap -l lines | head -c 10; echo " ${PIPESTATUS[*]}"'
+		'timeout -k 10 10 msg-wrap -l lines | head -c 10; echo " ${PIPESTATUS[*]}"'
 	# msg-wrap dies of SIGPIPE (141) or reports EPIPE (74), and never hangs
 	# (124) or claims success.
 	[[ $output == "Message-Id 141 0" && -z $stderr ]] ||
@@ -94,7 +94,7 @@ in_tmpfs() {
 @test "faults: a reader that closes early ends msg-wrap of a large body" {
 	head -c 50000000 /dev/zero >big
 	run -0 --separate-stderr bash -c \
-		'timeout 10 msg-wrap big | head -c 10; echo " ${PIPESTATUS[*]}"'
+		'timeout -k 10 10 msg-wrap big | head -c 10; echo " ${PIPESTATUS[*]}"'
 	[[ $output == "Message-Id 141 0" && -z $stderr ]] ||
 		[[ $output == "Message-Id 74 0" && $stderr == "msg-wrap: cannot write 'stdout': Broken pipe" ]]
 }
@@ -102,7 +102,7 @@ in_tmpfs() {
 @test "faults: a reader that closes early ends msg-wrap | msg-unwrap" {
 	seq 1000000 >lines
 	run -0 --separate-stderr bash -c \
-		'timeout 10 msg-wrap -l lines | timeout 10 msg-unwrap -s "\n" | head -n 3; echo "${PIPESTATUS[*]}"'
+		'timeout -k 10 10 msg-wrap -l lines | timeout -k 10 10 msg-unwrap -s "\n" | head -n 3; echo "${PIPESTATUS[*]}"'
 	[ "${lines[0]}" = 1 ] && [ "${lines[1]}" = 2 ] && [ "${lines[2]}" = 3 ]
 	# The upstream writer may finish first or be cut off; neither may hang.
 	[[ ${lines[3]} =~ ^(0|141|74)\ (141|74)\ 0$ ]]
@@ -112,7 +112,7 @@ in_tmpfs() {
 	# Several outputs: SIGPIPE is ignored and the failing one is named.
 	seq 1000000 >lines
 	run -0 --separate-stderr bash -c \
-		'timeout 10 msg-wrap -l --invalid bad.msg lines | head -c 10; echo " ${PIPESTATUS[*]}"'
+		'timeout -k 10 10 msg-wrap -l --invalid bad.msg lines | head -c 10; echo " ${PIPESTATUS[*]}"'
 	[ "$output" = "Message-Id 74 0" ]
 	[ "$stderr" = "msg-wrap: cannot write 'stdout': Broken pipe" ]
 }

@@ -34,15 +34,15 @@ check_bodies() {
 @test "shared: two writers on one FIFO, 400 frames of 100 KB, none interleaved" {
 	local reader wa wb
 	mkfifo chan
-	timeout 30 msg-unwrap -s '\n' chan >out.txt 3>&- &
+	timeout -k 10 30 msg-unwrap -s '\n' chan >out.txt 3>&- &
 	reader=$!
 	# Hold a write end so the reader sees no end of input before both
 	# writers have opened the FIFO; no child may inherit it. Write-only,
 	# so writers still see EPIPE if the reader dies.
 	exec 7>chan
-	lines A 0.001 | timeout 30 msg-wrap -l --output chan 7>&- 3>&- &
+	lines A 0.001 | timeout -k 10 30 msg-wrap -l --output chan 7>&- 3>&- &
 	wa=$!
-	lines B 0.001 | timeout 30 msg-wrap -l --output chan 7>&- 3>&- &
+	lines B 0.001 | timeout -k 10 30 msg-wrap -l --output chan 7>&- 3>&- &
 	wb=$!
 	wait "$wa"
 	wait "$wb"
@@ -54,12 +54,12 @@ check_bodies() {
 @test "shared: two writers on one FIFO, 400 frames of 20 KB read as envelopes" {
 	local reader wa wb
 	mkfifo chan
-	timeout 30 msg-unwrap -e chan >out.jsonl 3>&- &
+	timeout -k 10 30 msg-unwrap -e chan >out.jsonl 3>&- &
 	reader=$!
 	exec 7>chan
-	lines A 0.001 20000 | timeout 30 msg-wrap -l -H 'Writer: A' --output chan 7>&- 3>&- &
+	lines A 0.001 20000 | timeout -k 10 30 msg-wrap -l -H 'Writer: A' --output chan 7>&- 3>&- &
 	wa=$!
-	lines B 0.001 20000 | timeout 30 msg-wrap -l -H 'Writer: B' --output chan 7>&- 3>&- &
+	lines B 0.001 20000 | timeout -k 10 30 msg-wrap -l -H 'Writer: B' --output chan 7>&- 3>&- &
 	wb=$!
 	wait "$wa"
 	wait "$wb"
@@ -75,9 +75,9 @@ check_bodies() {
 @test "shared: two writers appending to one regular file" {
 	local wa wb
 	frame start >shared.msg
-	lines A 0.001 | timeout 30 msg-wrap -l --output shared.msg 3>&- &
+	lines A 0.001 | timeout -k 10 30 msg-wrap -l --output shared.msg 3>&- &
 	wa=$!
-	lines B 0.001 | timeout 30 msg-wrap -l --output shared.msg 3>&- &
+	lines B 0.001 | timeout -k 10 30 msg-wrap -l --output shared.msg 3>&- &
 	wb=$!
 	wait "$wa"
 	wait "$wb"

@@ -126,11 +126,11 @@ write_sheet() {
 	printf '<xsl:stylesheet version="1.0" xmlns:xsl="http://www.w3.org/1999/XSL/Transform"><xsl:template' >cut.xsl
 	mkfifo nobody-writes
 	# Reading the FIFO would block: the run must end before it opens it.
-	run -64 --separate-stderr timeout 10 msg-translate -x bad.xsl nobody-writes
+	run -64 --separate-stderr timeout -k 10 10 msg-translate -x bad.xsl nobody-writes
 	[ "$stderr" = "msg-translate: cannot compile 'bad.xsl': compilation error: file bad.xsl line 1 element value-of; xsl:value-of : select is missing" ]
-	run -64 --separate-stderr timeout 10 msg-translate -x cut.xsl nobody-writes
+	run -64 --separate-stderr timeout -k 10 10 msg-translate -x cut.xsl nobody-writes
 	[[ $stderr == "msg-translate: cannot compile 'cut.xsl': file cut.xsl line 1: "* ]]
-	run -64 --separate-stderr timeout 10 msg-translate -x order.xml nobody-writes
+	run -64 --separate-stderr timeout -k 10 10 msg-translate -x order.xml nobody-writes
 	[[ $stderr == "msg-translate: cannot compile 'order.xml': "* ]]
 }
 

@@ -274,7 +274,7 @@ msg-route: stats: in 4, routed 2, otherwise 0, dropped 2, invalid 0, expired 0, 
 
 @test "route: a header-only rule routes a 50 MB body it never parses" {
 	head -c 50000000 /dev/zero | tr '\0' '<' | msg-wrap -t application/xml -H 'Kind: big' >in.msg
-	run -0 --separate-stderr timeout 30 msg-route -w "header('Kind') = 'big'" -t out.msg in.msg
+	run -0 --separate-stderr timeout -k 10 30 msg-route -w "header('Kind') = 'big'" -t out.msg in.msg
 	[ -z "$stderr" ]
 	cmp in.msg out.msg
 }

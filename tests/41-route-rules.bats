@@ -146,13 +146,13 @@ msg-route: stats: in 4, routed 3, otherwise 1, dropped 0, invalid 0, expired 0, 
 start_router() {
 	mkfifo in
 	exec 7<>in
-	spawn timeout --foreground 30 msg-route "$@" in 2>err
+	spawn timeout -k 10 --foreground 30 msg-route "$@" in 2>err
 	router=$spawned
 }
 
 # send ID KIND: one message with that Message-Id and a Kind header.
 send() {
-	printf '%s' "$1" | timeout 10 msg-wrap -H "Message-Id: $1" -H "Kind: $2" >&7
+	printf '%s' "$1" | timeout -k 10 10 msg-wrap -H "Message-Id: $1" -H "Kind: $2" >&7
 }
 
 # finish: end the input and wait for the router; its exit status is $rc.

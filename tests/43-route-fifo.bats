@@ -13,13 +13,13 @@ load fixtures/route/route
 	perl -e 'printf "%06d to=%s\n", $_, qw(a b c)[$_ % 7 % 3] for 1 .. 100000' >lines
 	msg-wrap -l lines >in.msg
 	mkfifo a.fifo b.fifo c.fifo
-	spawn timeout 60 msg-unwrap -e a.fifo >a.jsonl
+	spawn timeout -k 10 60 msg-unwrap -e a.fifo >a.jsonl
 	ra=$spawned
-	spawn timeout 60 msg-unwrap -H b.fifo >b.headers
+	spawn timeout -k 10 60 msg-unwrap -H b.fifo >b.headers
 	rb=$spawned
-	spawn timeout 60 msg-unwrap -e c.fifo >c.jsonl
+	spawn timeout -k 10 60 msg-unwrap -e c.fifo >c.jsonl
 	rc=$spawned
-	run -0 --separate-stderr timeout 60 msg-route --stats \
+	run -0 --separate-stderr timeout -k 10 60 msg-route --stats \
 		-w "substring-after(., ' ') = 'to=a'" -t a.fifo \
 		-w "contains(., 'to=b')" -t b.fifo \
 		-o c.fifo in.msg
@@ -61,11 +61,11 @@ load fixtures/route/route
 	seqs 5000 >lines
 	msg-wrap -l lines >in.msg
 	mkfifo a.fifo b.fifo
-	spawn timeout 30 msg-unwrap -s '\n' a.fifo >a.txt
+	spawn timeout -k 10 30 msg-unwrap -s '\n' a.fifo >a.txt
 	ra=$spawned
-	spawn timeout 30 msg-unwrap -s '\n' b.fifo >b.txt
+	spawn timeout -k 10 30 msg-unwrap -s '\n' b.fifo >b.txt
 	rb=$spawned
-	timeout 30 msg-route -a -w 'true()' -t a.fifo -w "header('Content-Type') = 'text/plain'" -t b.fifo in.msg
+	timeout -k 10 30 msg-route -a -w 'true()' -t a.fifo -w "header('Content-Type') = 'text/plain'" -t b.fifo in.msg
 	wait "$ra"
 	wait "$rb"
 	# -s puts the separator between bodies, not after the last.
@@ -78,16 +78,16 @@ load fixtures/route/route
 	seqs 1000 >lines
 	msg-wrap -l lines >in.msg
 	mkfifo a.fifo b.fifo
-	spawn timeout 30 msg-route -w 'number(substring(., 1, 6)) mod 2 = 0' -t a.fifo -o b.fifo in.msg
+	spawn timeout -k 10 30 msg-route -w 'number(substring(., 1, 6)) mod 2 = 0' -t a.fifo -o b.fifo in.msg
 	router=$spawned
 	# The router waits in open(2) for a reader of a.fifo.
 	sleep 0.3
 	kill -0 "$router"
-	spawn timeout 30 msg-unwrap -s '\n' a.fifo >a.txt
+	spawn timeout -k 10 30 msg-unwrap -s '\n' a.fifo >a.txt
 	ra=$spawned
 	sleep 0.3
 	kill -0 "$router"
-	timeout 30 msg-unwrap -s '\n' b.fifo >b.txt
+	timeout -k 10 30 msg-unwrap -s '\n' b.fifo >b.txt
 	wait "$ra"
 	wait "$router"
 	awk 'NR % 2 == 0' lines | cmp - <(cat a.txt; echo)
@@ -101,13 +101,13 @@ load fixtures/route/route
 	msg-wrap -l a.lines >a.msg
 	msg-wrap -l b.lines >b.msg
 	mkfifo shared.fifo
-	spawn timeout 30 msg-unwrap -e shared.fifo >out.jsonl
+	spawn timeout -k 10 30 msg-unwrap -e shared.fifo >out.jsonl
 	reader=$spawned
 	# Hold the FIFO open for writing until both routers have it.
 	exec 7>shared.fifo
-	spawn timeout 30 msg-route -f 'true()' --output shared.fifo a.msg
+	spawn timeout -k 10 30 msg-route -f 'true()' --output shared.fifo a.msg
 	r1=$spawned
-	spawn timeout 30 msg-route -w "starts-with(., 'B')" -t shared.fifo b.msg
+	spawn timeout -k 10 30 msg-route -w "starts-with(., 'B')" -t shared.fifo b.msg
 	r2=$spawned
 	wait "$r1"
 	wait "$r2"

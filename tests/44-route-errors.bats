@@ -69,7 +69,7 @@ made() {
 	[ "$(made)" = r.rules ]
 	# A FIFO without a reader is not opened either: no wait for ever.
 	mkfifo f.fifo
-	run -64 --separate-stderr timeout 10 msg-route -w 'true()' -t f.fifo -w '$x' -t a.out </dev/null
+	run -64 --separate-stderr timeout -k 10 10 msg-route -w 'true()' -t f.fifo -w '$x' -t a.out </dev/null
 	[ "$stderr" = "msg-route: undefined variable '\$x' in expression '\$x'" ]
 }
 
@@ -119,9 +119,9 @@ made() {
 	seqs 3000 >lines
 	msg-wrap -l lines >in.msg
 	mkfifo early.fifo
-	spawn timeout 30 head -c 100 early.fifo
+	spawn timeout -k 10 30 head -c 100 early.fifo
 	reader=$spawned
-	run -74 --separate-stderr timeout 30 msg-route -a \
+	run -74 --separate-stderr timeout -k 10 30 msg-route -a \
 		-w 'true()' -t early.fifo -w 'true()' -t all.out in.msg
 	[ "$stderr" = "msg-route: cannot write 'early.fifo': Broken pipe" ]
 	wait "$reader"
@@ -137,9 +137,9 @@ made() {
 	seqs 3000 >lines
 	msg-wrap -l lines >in.msg
 	mkfifo early.fifo
-	spawn timeout 30 head -c 100 early.fifo
+	spawn timeout -k 10 30 head -c 100 early.fifo
 	reader=$spawned
-	run -74 --separate-stderr timeout 30 msg-route -a --stats --on-error skip-channel \
+	run -74 --separate-stderr timeout -k 10 30 msg-route -a --stats --on-error skip-channel \
 		--dead-letter dead.out -w 'true()' -t early.fifo -w 'true()' -t all.out in.msg
 	wait "$reader"
 	cmp in.msg all.out
@@ -160,9 +160,9 @@ made() {
 	seqs 3000 >lines
 	msg-wrap -l lines >in.msg
 	mkfifo early.fifo
-	spawn timeout 30 head -c 100 early.fifo
+	spawn timeout -k 10 30 head -c 100 early.fifo
 	reader=$spawned
-	run -74 --separate-stderr timeout 30 msg-route --stats --on-error skip-channel \
+	run -74 --separate-stderr timeout -k 10 30 msg-route --stats --on-error skip-channel \
 		-w 'number(substring(., 1, 6)) mod 2 = 0' -t early.fifo -o odd.out in.msg
 	wait "$reader"
 	awk 'NR % 2' lines | msg-wrap -l | msg-unwrap -s '\n' >odd.want

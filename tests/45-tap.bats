@@ -120,17 +120,17 @@ TIME='[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z'
 
 @test "tap: --if-full block to a regular file copies everything" {
 	seqs 20000 "$(printf 'y%.0s' {1..200})" | msg-wrap -l >in.msg
-	run -0 --separate-stderr timeout 30 msg-tap --stats --if-full block tap.msg <in.msg
+	run -0 --separate-stderr timeout -k 10 30 msg-tap --stats --if-full block tap.msg <in.msg
 	[ "$stderr" = "msg-tap: stats: in 20000, tapped 20000, dropped 0" ]
 	cmp tap.msg in.msg
 	# Block is the default for a file.
-	timeout 30 msg-tap tap2.msg <in.msg >/dev/null
+	timeout -k 10 30 msg-tap tap2.msg <in.msg >/dev/null
 	cmp tap2.msg in.msg
 }
 
 @test "tap: --if-full drop to a regular file that keeps up drops nothing" {
 	seqs 5000 | msg-wrap -l >in.msg
-	run -0 --separate-stderr timeout 30 msg-tap --stats --if-full drop tap.msg <in.msg
+	run -0 --separate-stderr timeout -k 10 30 msg-tap --stats --if-full drop tap.msg <in.msg
 	[ "$stderr" = "msg-tap: stats: in 5000, tapped 5000, dropped 0" ]
 	cmp tap.msg in.msg
 }
@@ -139,18 +139,18 @@ TIME='[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z'
 	frame small1 'Message-Id: s1' >in.msg
 	head -c 300000 /dev/zero | tr '\0' z | msg-wrap -H 'Message-Id: big' >>in.msg
 	frame small2 'Message-Id: s2' >>in.msg
-	timeout 30 msg-tap --buffer 64K frame.msg <in.msg | cmp - in.msg
+	timeout -k 10 30 msg-tap --buffer 64K frame.msg <in.msg | cmp - in.msg
 	cmp frame.msg in.msg
 	# A summary needs no body: the big one has its line.
-	timeout 30 msg-tap --buffer 64K -F summary sum.txt <in.msg | cmp - in.msg
+	timeout -k 10 30 msg-tap --buffer 64K -F summary sum.txt <in.msg | cmp - in.msg
 	[ "$(cut -d' ' -f2-4 sum.txt)" = "s1 - 6
 big text/plain 300000
 s2 - 6" ]
 	# -w on headers decides without the body.
-	timeout 30 msg-tap --buffer 64K -w "header('Message-Id') = 'big'" big.msg <in.msg | cmp - in.msg
+	timeout -k 10 30 msg-tap --buffer 64K -w "header('Message-Id') = 'big'" big.msg <in.msg | cmp - in.msg
 	frames in.msg 2 | cmp - big.msg
 	# -w on the body reads it whole, larger than --buffer or not.
-	timeout 30 msg-tap --buffer 64K -w "starts-with(., 'zzz')" big2.msg <in.msg | cmp - in.msg
+	timeout -k 10 30 msg-tap --buffer 64K -w "starts-with(., 'zzz')" big2.msg <in.msg | cmp - in.msg
 	cmp big.msg big2.msg
 }
 
@@ -158,7 +158,7 @@ s2 - 6" ]
 	frame small1 'Message-Id: s1' >in.msg
 	head -c 300000 /dev/zero | tr '\0' z | msg-wrap -H 'Message-Id: big' >>in.msg
 	frame small2 'Message-Id: s2' >>in.msg
-	run -0 --separate-stderr timeout 30 msg-tap --buffer 64K -F envelope env.jsonl <in.msg
+	run -0 --separate-stderr timeout -k 10 30 msg-tap --buffer 64K -F envelope env.jsonl <in.msg
 	[ "$output" = "$(cat in.msg)" ]
 	msg-unwrap -e in.msg | cmp - env.jsonl
 }

@@ -18,7 +18,7 @@ setup_file() {
 # it copies what the FIFO holds, without waiting for more, to OUT and
 # exits. Its pid is in $spawned.
 stalled() {
-	spawn timeout 60 perl -e '
+	spawn timeout -k 10 60 perl -e '
 		use Fcntl;
 		my ($fifo, $out) = @ARGV;
 		sysopen(my $f, $fifo, O_RDWR) or die "$fifo: $!";
@@ -52,14 +52,14 @@ open_input() {
 # seconds, should the tap not read).
 big() {
 	perl -e 'printf "%06d %s", $ARGV[0], "y" x 199993' "$1" |
-		timeout 10 msg-wrap -H "Seq: $1" >&7
+		timeout -k 10 10 msg-wrap -H "Seq: $1" >&7
 }
 
 @test "tap fifo: a reader that never reads: a 100 MB flow completes, drops reported" {
 	local big=$BATS_FILE_TMPDIR/big.msg
 	mkfifo tap.fifo
 	stalled tap.fifo got.msg
-	timeout 60 msg-tap --stats --if-full drop tap.fifo <"$big" >out.msg 2>err
+	timeout -k 10 60 msg-tap --stats --if-full drop tap.fifo <"$big" >out.msg 2>err
 	cmp out.msg "$big"
 	local report copied dropped
 	report=$(tap_report "$(cat err)" tap.fifo)
@@ -75,7 +75,7 @@ big() {
 	local big=$BATS_FILE_TMPDIR/big.msg
 	mkfifo tap.fifo
 	stalled tap.fifo got.msg
-	timeout 60 msg-tap tap.fifo <"$big" >/dev/null 2>err
+	timeout -k 10 60 msg-tap tap.fifo <"$big" >/dev/null 2>err
 	touch go
 	wait "$spawned"
 	local copied
@@ -90,13 +90,13 @@ big() {
 	local big=$BATS_FILE_TMPDIR/big.msg
 	mkfifo tap.fifo
 	# Drop is the default for a FIFO.
-	timeout 60 msg-tap --stats tap.fifo <"$big" >out.msg 2>err
+	timeout -k 10 60 msg-tap --stats tap.fifo <"$big" >out.msg 2>err
 	[ "$(cat err)" = "msg-tap: tap 'tap.fifo': 0 copied, 1600 dropped, reopened 0 times
 msg-tap: stats: in 1600, tapped 0, dropped 1600" ]
 	cmp out.msg "$big"
 	# The same for a summary tap.
 	frame one >in.msg
-	run -0 --separate-stderr timeout 60 msg-tap -F summary tap.fifo <in.msg
+	run -0 --separate-stderr timeout -k 10 60 msg-tap -F summary tap.fifo <in.msg
 	[ "$stderr" = "msg-tap: tap 'tap.fifo': 0 copied, 1 dropped, reopened 0 times" ]
 }
 
@@ -104,11 +104,11 @@ msg-tap: stats: in 1600, tapped 0, dropped 1600" ]
 	local tap reader i k
 	mkfifo tap.fifo
 	open_input
-	spawn timeout 60 msg-tap --stats tap.fifo <in >out.msg 2>err
+	spawn timeout -k 10 60 msg-tap --stats tap.fifo <in >out.msg 2>err
 	tap=$spawned
 	for i in 1 2 3; do big $i; done
 	wait_until 60 has 3 out.msg
-	spawn timeout 60 msg-unwrap -e tap.fifo >got.jsonl
+	spawn timeout -k 10 60 msg-unwrap -e tap.fifo >got.jsonl
 	reader=$spawned
 	# The tap looks for a reader when a message comes: send until one
 	# reaches it, then five more.
@@ -151,7 +151,7 @@ msg-tap: stats: in 1600, tapped 0, dropped 1600" ]
 	open_input
 	# The first reader, there before the tap, takes 1,000 bytes and
 	# leaves in the middle of a frame.
-	spawn timeout 60 perl -e '
+	spawn timeout -k 10 60 perl -e '
 		use Fcntl;
 		sysopen(my $f, $ARGV[0], O_RDWR) or die "$ARGV[0]: $!";
 		open(my $r, ">", "ready") or die; close $r;
@@ -163,7 +163,7 @@ msg-tap: stats: in 1600, tapped 0, dropped 1600" ]
 		print $buf;' tap.fifo >first.bin
 	first=$spawned
 	wait_until 60 test -e ready
-	spawn timeout 60 msg-tap --stats tap.fifo <in >out.msg 2>err
+	spawn timeout -k 10 60 msg-tap --stats tap.fifo <in >out.msg 2>err
 	tap=$spawned
 	while kill -0 "$first" 2>/dev/null && [ "$i" -lt 100 ]; do
 		i=$((i + 1))
@@ -178,7 +178,7 @@ msg-tap: stats: in 1600, tapped 0, dropped 1600" ]
 		big $i
 	done
 	wait_until 60 has "$i" out.msg
-	spawn timeout 60 msg-unwrap -e tap.fifo >second.jsonl
+	spawn timeout -k 10 60 msg-unwrap -e tap.fifo >second.jsonl
 	second=$spawned
 	while [ ! -s second.jsonl ] && [ "$i" -lt 200 ]; do
 		i=$((i + 1))
@@ -212,9 +212,9 @@ msg-tap: stats: in 1600, tapped 0, dropped 1600" ]
 @test "tap fifo: --if-full block waits for the reader and copies everything" {
 	local big=$BATS_FILE_TMPDIR/big.msg reader
 	mkfifo tap.fifo
-	spawn timeout 60 cat tap.fifo >got.msg
+	spawn timeout -k 10 60 cat tap.fifo >got.msg
 	reader=$spawned
-	run -0 --separate-stderr timeout 60 msg-tap --stats --if-full block tap.fifo <"$big"
+	run -0 --separate-stderr timeout -k 10 60 msg-tap --stats --if-full block tap.fifo <"$big"
 	wait "$reader"
 	[ "$stderr" = "msg-tap: stats: in 1600, tapped 1600, dropped 0" ]
 	cmp got.msg "$big"
@@ -228,14 +228,14 @@ msg-tap: stats: in 1600, tapped 0, dropped 1600" ]
 	mkfifo tap.fifo sum.fifo
 	stalled tap.fifo got.msg
 	frames=$spawned
-	timeout 30 msg-tap --buffer 64K --stats tap.fifo <in.msg >out.msg 2>err
+	timeout -k 10 30 msg-tap --buffer 64K --stats tap.fifo <in.msg >out.msg 2>err
 	cmp out.msg in.msg
 	[ "$(cat err)" = "msg-tap: tap 'tap.fifo': 2 copied, 1 dropped, reopened 0 times
 msg-tap: stats: in 3, tapped 2, dropped 1" ]
 	# A summary tap still gets a line for it.
 	stalled sum.fifo sum.txt
 	sums=$spawned
-	timeout 30 msg-tap --buffer 64K -F summary sum.fifo <in.msg | cmp - in.msg
+	timeout -k 10 30 msg-tap --buffer 64K -F summary sum.fifo <in.msg | cmp - in.msg
 	touch go
 	wait "$frames"
 	wait "$sums"
@@ -247,7 +247,7 @@ msg-tap: stats: in 3, tapped 2, dropped 1" ]
 	local tap i
 	mkfifo tap.fifo
 	open_input
-	spawn timeout 60 msg-tap --stats-interval 100ms tap.fifo <in >out.msg 2>err
+	spawn timeout -k 10 60 msg-tap --stats-interval 100ms tap.fifo <in >out.msg 2>err
 	tap=$spawned
 	for i in 1 2 3 4 5; do
 		frame "$i" >&7

@@ -89,7 +89,7 @@ UUID7_MSG='^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}\
 	[ -z "$stderr" ]
 	empty_spool in
 	# An empty spool drains to nothing, at once.
-	run -0 timeout 10 msg-unwrap --once dir:in
+	run -0 timeout -k 10 10 msg-unwrap --once dir:in
 	[ -z "$output" ]
 }
 
@@ -445,7 +445,7 @@ msg-wrap: 'dir:inbox/new/b' set aside as 'dir:inbox/bad/b'" ]
 	msg-wrap -l lines --output dir:loop
 	# Its own output arrives in the spool it reads: a reader that takes
 	# newcomers too would go round for ever.
-	run -0 timeout 5 msg-route --once -f 'true()' dir:loop --output dir:loop
+	run -0 timeout -k 10 5 msg-route --once -f 'true()' dir:loop --output dir:loop
 	is 3 loop/new
 	is 0 loop/cur
 	spooled loop | msg-unwrap -s '\n' >got

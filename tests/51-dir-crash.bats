@@ -40,7 +40,7 @@ stuck_reader() {
 	stuck_reader
 	a=$spawned
 	# A second reader takes what is free and leaves big to its holder.
-	run -0 --separate-stderr timeout 20 msg-unwrap -e --once dir:x
+	run -0 --separate-stderr timeout -k 10 20 msg-unwrap -e --once dir:x
 	[ "$(bodies <(echo "$output") | paste -sd ' ')" = 's1 s2' ]
 	is 1 x/cur
 	is 0 x/new
@@ -50,7 +50,7 @@ stuck_reader() {
 	exec 4>&-
 	# Dead, its reader left big in cur/; the next reader takes it.
 	is 1 x/cur
-	timeout 20 msg-unwrap --once dir:x >got
+	timeout -k 10 20 msg-unwrap --once dir:x >got
 	cmp big got
 	empty_spool x
 }
@@ -89,7 +89,7 @@ stuck_reader() {
 	# Now read what it writes, to its end: it has to finish big first.
 	exec 5<slow
 	exec 4>&-
-	timeout 20 cat <&5 >got.jsonl
+	timeout -k 10 20 cat <&5 >got.jsonl
 	exec 5<&-
 	status_of "$a" 10
 	[ "$status" = 0 ]
@@ -127,14 +127,16 @@ stuck_reader() {
 	head -c 64000000 /dev/zero >huge
 	spawn msg-wrap huge --output dir:x
 	w=$spawned
-	wait_until 30 eval '[ "$(nfiles x/tmp)" = 1 ]'
+	# The writer may be caught writing (tmp/) or, on a machine slow to
+	# poll, may have finished already (new/): both cases are checked.
+	wait_until 120 eval '[ "$(nfiles x/tmp)" = 1 ] || [ "$(nfiles x/new)" = 1 ]'
 	kill -KILL "$w" 2>/dev/null || true
 	status_of "$w" 10
 	killed=$status
 	n=$(nfiles x/new)
 	echo "writer status $killed, whole messages: $n"
 	# Killed in time, the message is not there; too late, it is whole.
-	run -0 --separate-stderr timeout 60 msg-unwrap --once -H dir:x
+	run -0 --separate-stderr timeout -k 10 60 msg-unwrap --once -H dir:x
 	if [ "$n" = 0 ]; then
 		[ "$killed" = 137 ]
 		[ -z "$output" ]
@@ -146,7 +148,7 @@ stuck_reader() {
 	empty_spool x
 	echo small >small
 	msg-wrap small --output dir:x
-	[ "$(timeout 20 msg-unwrap --once dir:x)" = small ]
+	[ "$(timeout -k 10 20 msg-unwrap --once dir:x)" = small ]
 }
 
 # ---- a pipeline of spools, killed over and over ----
@@ -242,7 +244,7 @@ produce() {
 	status_of "$prod" 60
 	[ "$status" = 0 ]
 	[ "$(tail -n 1 producer.log)" = done ]
-	run -0 timeout 60 msg-route --once -f 'true()' dir:mid --output dir:out
+	run -0 timeout -k 10 60 msg-route --once -f 'true()' dir:mid --output dir:out
 	empty_spool mid
 	pkills=$(grep -c '^killed ' producer.log || true)
 	echo "rounds $rounds; kills: reader $ckills, writer $pkills"

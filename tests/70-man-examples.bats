@@ -28,7 +28,9 @@ msg-unwrap.1 msg-wrap.1"
 # that code that reads the terminal by mistake (where a reader's paste
 # would hang) fails on reading it.  POSIXLY_CORRECT holds the examples to
 # their SYNOPSIS: options before operands.  The tools' own environment
-# variables are unset, as in a new shell.
+# variables are unset, as in a new shell.  It runs in a session of its
+# own (tests/contain.sh): a process it leaves running, such as a tool
+# under a timeout(1) that outlived its shell, is killed and makes it fail.
 pasted() {
 	local shell=sh first=
 	read -r first <"$1" || true
@@ -40,7 +42,7 @@ pasted() {
 			MSG_STORE_MIN_FREE MSG_STORE_NOSYNC
 		export POSIXLY_CORRECT=1
 		# shellcheck disable=SC2086 # "#!/usr/bin/env bash" is two words
-		exec timeout -k 5 30 $shell "$1" <.
+		exec sh "$MSG_TOP/tests/contain.sh" 30 $shell "$1" <.
 	)
 }
 
