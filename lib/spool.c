@@ -460,6 +460,20 @@ static int claim_listed(struct spool *s, struct spool_entry *e)
 	return SPOOL_NONE;
 }
 
+/*
+ * Watch the new/ this spool holds open, by its descriptor: inotify takes
+ * only a path, and DIR/new may since name another directory (the spool
+ * moved) or be too long to spell out. Without /proc: -1, and the reader
+ * polls.
+ */
+static int watch_new(struct spool *s)
+{
+	char path[sizeof("/proc/self/fd/") + 3 * sizeof(int)];
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", s->newfd);
+	return inotify_add_watch(s->inotify, path, IN_MOVED_TO | IN_CREATE);
+}
+
 /* Sleep until new/ may have changed; 0 when woken by a change, 1 when
  * the time ran out (orphans in cur/ raise no event: look for them then). */
 static int wait_for_new(struct spool *s)
@@ -469,13 +483,9 @@ static int wait_for_new(struct spool *s)
 
 	if (s->inotify == -1) {
 		s->inotify = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-		if (s->inotify >= 0) {
-			char path[4096];
-			snprintf(path, sizeof(path), "%s/new", s->dir);
-			if (inotify_add_watch(s->inotify, path, IN_MOVED_TO | IN_CREATE) < 0) {
-				close(s->inotify);
-				s->inotify = -2;	/* do not try again: poll */
-			}
+		if (s->inotify >= 0 && watch_new(s) < 0) {
+			close(s->inotify);
+			s->inotify = -2;	/* do not try again: poll */
 		}
 	}
 	if (s->inotify < 0) {

@@ -2,6 +2,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -267,6 +268,73 @@ static void test_open(void)
 	spool_close(s);
 }
 
+static void stop_reading(int sig)
+{
+	(void)sig;
+	io_stop_requested = 1;
+}
+
+/* The inode an inotify descriptor of this process watches, or 0. */
+static unsigned long watched_inode(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	unsigned long ino = 0;
+
+	while (d && !ino && (e = readdir(d))) {
+		char path[300], target[64], line[256];
+		ssize_t n;
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/self/fd/%s", e->d_name);
+		n = readlink(path, target, sizeof(target) - 1);
+		if (n < 0)
+			continue;
+		target[n] = '\0';
+		if (strcmp(target, "anon_inode:inotify"))
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/fdinfo/%s", e->d_name);
+		if (!(f = fopen(path, "r")))
+			continue;
+		while (!ino && fgets(line, sizeof(line), f)) {
+			const char *at = strstr(line, " ino:");
+			if (!strncmp(line, "inotify ", 8) && at)
+				ino = strtoul(at + 5, NULL, 16);
+		}
+		fclose(f);
+	}
+	if (d)
+		closedir(d);
+	return ino;
+}
+
+/* A waiting reader watches the new/ it opened, not whatever has its
+ * name now: here the spool was moved and another directory took its
+ * place, which would leave the reader deaf to its own spool. */
+static void test_waits_on_its_own_new(void)
+{
+	char dir[512], moved[512], path[600];
+	struct spool_entry got = SPOOL_ENTRY_INIT;
+	struct spool *s = open_spool("watched", 1, dir, sizeof(dir));
+	struct sigaction sa;
+	struct stat st;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = stop_reading;
+	CHECK(sigaction(SIGALRM, &sa, NULL) == 0);
+	snprintf(moved, sizeof(moved), "%s/moved", top);
+	CHECK(s != NULL && rename(dir, moved) == 0);
+	snprintf(path, sizeof(path), "%s/new", dir);
+	CHECK(mkdir(dir, 0700) == 0 && mkdir(path, 0700) == 0);
+	alarm(1);	/* stops the wait */
+	CHECK(spool_claim(s, 1, &got) == SPOOL_NONE);
+	snprintf(path, sizeof(path), "%s/new", moved);
+	CHECK(stat(path, &st) == 0 && watched_inode() == st.st_ino);
+	io_stop_requested = 0;
+	spool_close(s);
+	spool_entry_release(&got);
+}
+
 int main(void)
 {
 	char cmd[600];
@@ -281,6 +349,7 @@ int main(void)
 	test_once_and_set_aside();
 	test_not_regular();
 	test_open();
+	test_waits_on_its_own_new();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", top);
 	if (system(cmd) != 0)
 		printf("# could not remove %s\n", top);
