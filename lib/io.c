@@ -8,6 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "id.h"
+
 volatile sig_atomic_t io_stop_requested;
 
 ssize_t xread(int fd, void *p, size_t n)
@@ -88,10 +90,43 @@ int fsync_dir(const char *dir)
 	return r;
 }
 
+int open_unique(int dirfd, const char *prefix, int flags, mode_t mode,
+		char *name, size_t size)
+{
+	for (int tries = 0; tries < 100; tries++) {
+		int fd;
+
+		snprintf(name, size, "%s%016llx", prefix,
+			 (unsigned long long)id_random64());
+		fd = openat(dirfd, name, flags | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+		if (fd >= 0 || errno != EEXIST)
+			return fd;
+	}
+	return -1;
+}
+
+/* File systems without O_TMPFILE: a file made in dir and unlinked at once,
+ * named relative to the directory, so that no path is spelt out whole. */
+static int tmpfile_named(const char *dir)
+{
+	int dirfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	char name[32];
+	int fd, saved;
+
+	if (dirfd < 0)
+		return -1;
+	fd = open_unique(dirfd, "msgtools.", O_RDWR, 0600, name, sizeof(name));
+	saved = errno;
+	if (fd >= 0)
+		unlinkat(dirfd, name, 0);
+	close(dirfd);
+	errno = saved;
+	return fd;
+}
+
 int tmpfile_open(void)
 {
 	const char *dir = getenv("TMPDIR");
-	char path[4096];
 	int fd;
 
 	if (!dir || !*dir)
@@ -99,10 +134,5 @@ int tmpfile_open(void)
 	fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
 	if (fd >= 0 || (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL))
 		return fd;
-	/* File systems without O_TMPFILE: create, then unlink at once. */
-	snprintf(path, sizeof(path), "%s/msgtools.XXXXXX", dir);
-	fd = mkstemp(path);
-	if (fd >= 0)
-		unlink(path);
-	return fd;
+	return tmpfile_named(dir);
 }

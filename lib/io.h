@@ -31,6 +31,13 @@ int xfsync(int fd);
 /* fsync the directory that holds path (or dir itself when path is a dir). */
 int fsync_dir(const char *dir);
 
+/*
+ * A new file in dirfd named prefix and 16 random hex digits (into name,
+ * size bytes), never one that exists: opened with flags (O_CREAT, O_EXCL
+ * and O_CLOEXEC added) and mode. Its descriptor, or -1 with errno.
+ */
+int open_unique(int dirfd, const char *prefix, int flags, mode_t mode,
+		char *name, size_t size);
 /* An unlinked temporary file in $TMPDIR (default /tmp), mode 0600. */
 int tmpfile_open(void);
 

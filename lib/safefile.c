@@ -8,7 +8,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "id.h"
 #include "io.h"
 
 int safe_name(const char *in, size_t n, struct buf *out)
@@ -33,19 +32,15 @@ int safe_name(const char *in, size_t n, struct buf *out)
 
 int atomic_file_open(struct atomic_file *af, int dirfd)
 {
-	for (int tries = 0; tries < 100; tries++) {
-		snprintf(af->tmpname, sizeof(af->tmpname), ".tmp.%ld.%016llx",
-			 (long)getpid(), (unsigned long long)id_random64());
-		af->fd = openat(dirfd, af->tmpname,
-				O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-		if (af->fd >= 0) {
-			af->dirfd = dirfd;
-			return 0;
-		}
-		if (errno != EEXIST)
-			return -1;
-	}
-	return -1;
+	char prefix[32];
+
+	snprintf(prefix, sizeof(prefix), ".tmp.%ld.", (long)getpid());
+	af->fd = open_unique(dirfd, prefix, O_WRONLY, 0666, af->tmpname,
+			     sizeof(af->tmpname));
+	if (af->fd < 0)
+		return -1;
+	af->dirfd = dirfd;
+	return 0;
 }
 
 int atomic_file_write(struct atomic_file *af, const void *p, size_t n)

@@ -4,6 +4,7 @@
 
 load test_helper
 bats_require_minimum_version 1.5.0
+load crash/build
 
 UUID7='^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$'
 RFC3339_MS='^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z$'
@@ -126,6 +127,35 @@ big() {
 	rss_below wrap.rss
 	rss_below unwrap.rss
 	[ -z "$(ls -A spool)" ]
+}
+
+# wrap_spooled TMP: msg-wrap of 'in' from a pipe into out.msg, with TMPDIR
+# set to TMP and O_TMPFILE refused there (EINVAL), as a file system
+# without it refuses it, so the body is spooled to a named file.
+wrap_spooled() {
+	# shellcheck disable=SC2002 # the body must come from a pipe
+	cat in | faulty FAULT_FUNCS=open FAULT_PATH="$1" FAULT_ERRNO=EINVAL \
+		-- env TMPDIR="$1" msg-wrap >out.msg
+}
+
+@test "wrap: without O_TMPFILE, a large stdin is spooled under a TMPDIR near PATH_MAX and no file is left" {
+	local tmp=$PWD/t
+	cc_preload "$BATS_FILE_TMPDIR/faultinject.so" "$MSG_TOP/tests/faults/faultinject.c"
+	# 4,085 bytes: a directory any call can open, but with a file name
+	# after it the path is longer than PATH_MAX (4,096).
+	while [ ${#tmp} -lt 3880 ]; do
+		tmp+=/$(printf '%0200d' 0)
+	done
+	tmp+=/$(printf '%0*d' $((4085 - ${#tmp} - 1)) 0)
+	[ ${#tmp} -eq 4085 ]
+	mkdir -p "$tmp"
+	head -c 2000000 /dev/zero | tr '\0' x >in
+	run -0 --separate-stderr wrap_spooled "$tmp"
+	[ "$stderr" = "" ]
+	[ "$(header Content-Length out.msg)" = 2000000 ]
+	msg-unwrap out.msg | cmp - in
+	[ "$(cat faults.log)" = "open $tmp Invalid argument" ]
+	[ -z "$(ls -A "$tmp")" ]
 }
 
 @test "wrap: 500 files round-trip, to stdout and to a directory" {
