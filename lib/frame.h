@@ -24,8 +24,7 @@
 
 #include "buf.h"
 #include "header.h"
-
-#define FRAME_HEADER_MAX 65536
+#include "sizes.h"
 
 enum frame_error {
 	FRAME_ERR_NONE,

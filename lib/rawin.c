@@ -11,8 +11,8 @@
 
 #include "io.h"
 #include "message.h"
+#include "sizes.h"
 
-#define COPY_CHUNK (256 * 1024)
 #define DETECT_BYTES 4096
 
 static int read_head(struct raw_input *ri, size_t limit, int *at_eof)
@@ -22,8 +22,8 @@ static int read_head(struct raw_input *ri, size_t limit, int *at_eof)
 		size_t want = limit - ri->head.len;
 		ssize_t r;
 
-		if (want > COPY_CHUNK)
-			want = COPY_CHUNK;
+		if (want > IO_CHUNK)
+			want = IO_CHUNK;
 		buf_grow(&ri->head, want);
 		r = xread(ri->fd, ri->head.ptr + ri->head.len, want);
 		if (r < 0)
@@ -51,9 +51,9 @@ static int spool(struct raw_input *ri, struct buf *err)
 	}
 	if (write_all(ri->spool_fd, ri->head.ptr, ri->head.len) < 0)
 		goto write_fail;
-	chunk = xmalloc(COPY_CHUNK);
+	chunk = xmalloc(IO_CHUNK);
 	ri->len = ri->head.len;
-	while ((r = xread(ri->fd, chunk, COPY_CHUNK)) > 0) {
+	while ((r = xread(ri->fd, chunk, IO_CHUNK)) > 0) {
 		if (write_all(ri->spool_fd, chunk, (size_t)r) < 0) {
 			free(chunk);
 			goto write_fail;
@@ -144,9 +144,9 @@ int raw_input_copy(struct raw_input *ri, struct frame_writer *fw,
 		goto write_fail;
 	if (!left)
 		return 0;
-	chunk = xmalloc(COPY_CHUNK);
+	chunk = xmalloc(IO_CHUNK);
 	while (left) {
-		size_t want = left < COPY_CHUNK ? (size_t)left : COPY_CHUNK;
+		size_t want = left < IO_CHUNK ? (size_t)left : IO_CHUNK;
 		ssize_t r;
 
 		do

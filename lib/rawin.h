@@ -13,8 +13,6 @@
 #include "buf.h"
 #include "frame.h"
 
-#define RAWIN_MEMORY (1024 * 1024)
-
 struct raw_input {
 	int fd;			/* where the rest of the body is read from */
 	int spool_fd;		/* temporary file, or -1 */
