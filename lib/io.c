@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "id.h"
+#include "sizes.h"
 
 volatile sig_atomic_t io_stop_requested;
 
@@ -64,6 +65,26 @@ ssize_t read_full(int fd, void *p, size_t n)
 		got += (size_t)r;
 	}
 	return (ssize_t)got;
+}
+
+int read_to_end(int fd, struct buf *out, size_t max)
+{
+	while (max) {
+		size_t want;
+		ssize_t r;
+
+		/* Room a chunk at a time, or what the caller made beforehand. */
+		buf_grow(out, max < IO_CHUNK ? max : IO_CHUNK);
+		want = buf_avail(out) < max ? buf_avail(out) : max;
+		r = read_full(fd, out->ptr + out->len, want);
+		if (r < 0)
+			return -1;
+		buf_setlen(out, out->len + (size_t)r);
+		if ((size_t)r < want)
+			return 1;
+		max -= want;
+	}
+	return 0;
 }
 
 int xfsync(int fd)

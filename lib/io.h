@@ -10,6 +10,8 @@
 
 #include <signal.h>
 
+#include "buf.h"
+
 /*
  * Set by SIGTERM and SIGINT (see tool.c): a read that is interrupted then
  * returns -1 with EINTR instead of being retried, so a tool waiting for
@@ -26,6 +28,13 @@ int io_read_may_wait(int fd);
 int write_all(int fd, const void *p, size_t n);
 /* Read until n bytes or EOF: bytes read, or -1 with errno. */
 ssize_t read_full(int fd, void *p, size_t n);
+/*
+ * Append to out what fd holds up to its end, but no more than max bytes
+ * (SIZE_MAX: all of it): 1 when the end was reached, 0 when max bytes came
+ * first (nothing past them is read, so a pipe is not waited on for more),
+ * -1 with errno. The one way a descriptor is read to its end.
+ */
+int read_to_end(int fd, struct buf *out, size_t max);
 /* fsync(2) retried on EINTR. */
 int xfsync(int fd);
 /* fsync the directory that holds path (or dir itself when path is a dir). */

@@ -15,33 +15,11 @@
 
 #define DETECT_BYTES 4096
 
-static int read_head(struct raw_input *ri, size_t limit, int *at_eof)
-{
-	*at_eof = 0;
-	while (ri->head.len < limit) {
-		size_t want = limit - ri->head.len;
-		ssize_t r;
-
-		if (want > IO_CHUNK)
-			want = IO_CHUNK;
-		buf_grow(&ri->head, want);
-		r = xread(ri->fd, ri->head.ptr + ri->head.len, want);
-		if (r < 0)
-			return -1;
-		if (r == 0) {
-			*at_eof = 1;
-			break;
-		}
-		buf_setlen(&ri->head, ri->head.len + (size_t)r);
-	}
-	return 0;
-}
-
 /* A pipe that outgrew memory: everything goes to an unlinked temp file. */
 static int spool(struct raw_input *ri, struct buf *err)
 {
-	char *chunk;
-	ssize_t r;
+	struct buf chunk = BUF_INIT;
+	int end = 0;
 
 	ri->spool_fd = tmpfile_open();
 	if (ri->spool_fd < 0) {
@@ -51,20 +29,22 @@ static int spool(struct raw_input *ri, struct buf *err)
 	}
 	if (write_all(ri->spool_fd, ri->head.ptr, ri->head.len) < 0)
 		goto write_fail;
-	chunk = xmalloc(IO_CHUNK);
 	ri->len = ri->head.len;
-	while ((r = xread(ri->fd, chunk, IO_CHUNK)) > 0) {
-		if (write_all(ri->spool_fd, chunk, (size_t)r) < 0) {
-			free(chunk);
+	while (!end) {
+		buf_reset(&chunk);
+		end = read_to_end(ri->fd, &chunk, IO_CHUNK);
+		if (end < 0) {
+			buf_addf(err, "cannot read '%s': %s", ri->name, strerror(errno));
+			buf_release(&chunk);
+			return -1;
+		}
+		if (write_all(ri->spool_fd, chunk.ptr, chunk.len) < 0) {
+			buf_release(&chunk);
 			goto write_fail;
 		}
-		ri->len += (uint64_t)r;
+		ri->len += chunk.len;
 	}
-	free(chunk);
-	if (r < 0) {
-		buf_addf(err, "cannot read '%s': %s", ri->name, strerror(errno));
-		return -1;
-	}
+	buf_release(&chunk);
 	ri->fd = ri->spool_fd;
 	ri->rest_at = (off_t)ri->head.len;
 	return 0;
@@ -79,7 +59,7 @@ int raw_input_open(struct raw_input *ri, int fd, const char *name,
 {
 	struct stat st;
 	off_t at;
-	int at_eof;
+	int end;
 
 	memset(ri, 0, sizeof(*ri));
 	ri->fd = fd;
@@ -90,8 +70,8 @@ int raw_input_open(struct raw_input *ri, int fd, const char *name,
 	    (at = lseek(fd, 0, SEEK_CUR)) >= 0) {
 		/* A regular file: its size now is the body length. */
 		ri->len = st.st_size > at ? (uint64_t)(st.st_size - at) : 0;
-		if (read_head(ri, ri->len < RAWIN_MEMORY ? ri->len : RAWIN_MEMORY,
-			      &at_eof) < 0)
+		if (read_to_end(fd, &ri->head,
+				ri->len < RAWIN_MEMORY ? ri->len : RAWIN_MEMORY) < 0)
 			goto read_fail;
 		if (ri->head.len < ri->len && ri->len <= RAWIN_MEMORY)
 			goto shrank;
@@ -99,9 +79,9 @@ int raw_input_open(struct raw_input *ri, int fd, const char *name,
 		ri->rest_at = at + (off_t)ri->head.len;
 		return 0;
 	}
-	if (read_head(ri, RAWIN_MEMORY, &at_eof) < 0)
+	if ((end = read_to_end(fd, &ri->head, RAWIN_MEMORY)) < 0)
 		goto read_fail;
-	if (at_eof || ri->head.len < RAWIN_MEMORY) {
+	if (end) {
 		ri->len = ri->head.len;
 		ri->whole = 1;
 		return 0;
