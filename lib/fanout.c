@@ -72,12 +72,6 @@ void fanout_set_add(struct fanout_set *s, size_t i)
 	s->idx[s->n++] = i;
 }
 
-void fanout_set_release(struct fanout_set *s)
-{
-	free(s->idx);
-	memset(s, 0, sizeof(*s));
-}
-
 static void kill_channel(struct fanout_channel *c, size_t *failed)
 {
 	if (c->dead)

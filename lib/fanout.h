@@ -46,7 +46,6 @@ struct fanout_set {
 };
 void fanout_set_add(struct fanout_set *s, size_t i);
 static inline void fanout_set_clear(struct fanout_set *s) { s->n = 0; }
-void fanout_set_release(struct fanout_set *s);
 
 /*
  * Write one message to every live channel of the set: its header block as
