@@ -1,8 +1,9 @@
 # msgtools: Enterprise Integration Patterns as Unix filters.
 # make            build the tools into build/
 # make demo       install what is missing, build, run examples/
-# make check      install what is missing, run every test twice (as built,
-#                 then under AddressSanitizer and UBSan); last line counts
+# make check      install what is missing, run gcc's static analyzer, then
+#                 every test twice (as built, then under AddressSanitizer
+#                 and UBSan); last line counts
 # make bench      run the benchmarks in bench/ against their peers
 # make fuzz       fuzz the frame reader (FUZZ_SECONDS, default 600)
 # make install    PREFIX=/usr/local DESTDIR= MANDIR=$(PREFIX)/share/man
@@ -62,7 +63,7 @@ bench-deps:
 check: deps
 	@$(MAKE) -s --no-print-directory check-all
 
-check-all:
+check-all: analyze
 	@rm -f build/.counts
 	@$(MAKE) -s --no-print-directory BUILD=build EXTRA_CFLAGS=-Werror all
 	@sh tests/run.sh build plain build/.counts
@@ -71,6 +72,14 @@ check-all:
 		EXTRA_LDFLAGS="-fsanitize=address,undefined" all
 	@sh tests/run.sh build-san sanitizers build/.counts
 	@sh tests/summary.sh build/.counts
+
+# gcc's static analyzer over every file at -O2, its warnings errors: it
+# finds what the sanitizers miss, such as a value read before any path
+# has set it.
+analyze:
+	@$(MAKE) -s --no-print-directory CC=gcc BUILD=build-analyze OPT=-O2 \
+		EXTRA_CFLAGS="-Werror -fanalyzer" all || \
+		{ echo "make check: static analysis failed (make analyze)"; exit 1; }
 
 demo: deps
 	@$(MAKE) -s --no-print-directory all
@@ -101,6 +110,6 @@ uninstall:
 	for m in $(MAN); do s=$${m##*.}; rm -f $(DESTDIR)$(MANDIR)/man$$s/$${m##*/}; done
 
 clean:
-	rm -rf build build-san build-fuzz
+	rm -rf build build-san build-analyze build-fuzz
 
-.PHONY: all deps bench-deps check check-all demo bench fuzz lint-man install uninstall clean
+.PHONY: all deps bench-deps check check-all analyze demo bench fuzz lint-man install uninstall clean

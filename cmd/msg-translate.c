@@ -313,11 +313,13 @@ static void setup(struct tool *t)
 	if (!(engine = xslt_new(&opt.o, &err)))
 		die(EX_USAGE, "%s", err.ptr);
 	for (size_t i = 0; i < opt.nparams; i += 2) {
-		char *name = xstrdup(opt.params[i + 1]), *eq = strchr(name, '=');
+		/* NAME=VALUE, its '=' checked when the option was read. */
+		char *name = xstrdup(opt.params[i + 1]);
+		size_t len = strcspn(name, "=");
 		int rc;
 
-		*eq = '\0';
-		rc = xslt_param(engine, name, eq + 1, opt.params[i][0] == 's', &err);
+		name[len] = '\0';
+		rc = xslt_param(engine, name, name + len + 1, opt.params[i][0] == 's', &err);
 		free(name);
 		if (rc < 0)
 			die(EX_USAGE, "invalid parameter '%s': %s", opt.params[i + 1], err.ptr);

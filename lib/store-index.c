@@ -165,7 +165,8 @@ struct index_node *index_node_new(struct store_index *x, const struct rec_name *
 
 /*
  * The first node at or after nm, or NULL. When slot is not NULL, slot[i]
- * is set to the link at level i that points to where nm belongs.
+ * is set to the link at level i that points to where nm belongs, for
+ * every level up to INDEX_LEVEL_MAX.
  */
 static struct index_node *seek(struct store_index *x, const struct rec_name *nm,
 			       struct index_node ***slot)
@@ -178,6 +179,9 @@ static struct index_node *seek(struct store_index *x, const struct rec_name *nm,
 		if (slot)
 			slot[i] = &links[i];
 	}
+	/* Levels the index does not use yet start at the head. */
+	for (int i = x->levels; slot && i < INDEX_LEVEL_MAX; i++)
+		slot[i] = &x->head[i];
 	return links[0];
 }
 
@@ -225,8 +229,6 @@ void index_put(struct store_index *x, struct index_node *n)
 		unlink_node(x, old, slot);
 		free(old);
 	}
-	for (int i = x->levels; i < n->level; i++)
-		slot[i] = &x->head[i];
 	if (n->level > x->levels)
 		x->levels = n->level;
 	for (int i = 0; i < n->level; i++) {

@@ -21,10 +21,13 @@ static size_t n_dirs;
 /* A new path under top, not yet created. */
 static const char *new_dir(void)
 {
-	char *path = malloc(strlen(top) + 16);
+	char *path = malloc(strlen(top) + 32);
+	char **grown = realloc(dirs, (n_dirs + 1) * sizeof(*dirs));
 
+	if (!path || !grown)
+		abort();
 	sprintf(path, "%s/s%zu", top, n_dirs);
-	dirs = realloc(dirs, (n_dirs + 1) * sizeof(*dirs));
+	dirs = grown;
 	dirs[n_dirs++] = path;
 	return path;
 }
