@@ -3,6 +3,9 @@
 
 #include <string.h>
 
+#include "jsonlex.h"
+#include "utf8.h"
+
 struct scan {
 	const char *p, *end;
 	const char *start;
@@ -18,8 +21,7 @@ static int bad(struct scan *s, const char *what)
 
 static void ws(struct scan *s)
 {
-	while (s->p < s->end && (*s->p == ' ' || *s->p == '\n' || *s->p == '\t' ||
-				 *s->p == '\r'))
+	while (s->p < s->end && jsonlex_space[(unsigned char)*s->p])
 		s->p++;
 }
 
@@ -248,77 +250,28 @@ int jsonptr_find(const char *text, size_t n, const char *pointer,
 	return r;
 }
 
-static int hex4(const char *p, unsigned *v)
-{
-	*v = 0;
-	for (int i = 0; i < 4; i++) {
-		char c = p[i];
-		*v <<= 4;
-		if (c >= '0' && c <= '9') *v |= (unsigned)(c - '0');
-		else if (c >= 'a' && c <= 'f') *v |= (unsigned)(c - 'a' + 10);
-		else if (c >= 'A' && c <= 'F') *v |= (unsigned)(c - 'A' + 10);
-		else return -1;
-	}
-	return 0;
-}
-
-static void put_utf8(struct buf *out, unsigned cp)
-{
-	if (cp < 0x80) {
-		buf_addch(out, (char)cp);
-	} else if (cp < 0x800) {
-		buf_addch(out, (char)(0xc0 | cp >> 6));
-		buf_addch(out, (char)(0x80 | (cp & 0x3f)));
-	} else if (cp < 0x10000) {
-		buf_addch(out, (char)(0xe0 | cp >> 12));
-		buf_addch(out, (char)(0x80 | ((cp >> 6) & 0x3f)));
-		buf_addch(out, (char)(0x80 | (cp & 0x3f)));
-	} else {
-		buf_addch(out, (char)(0xf0 | cp >> 18));
-		buf_addch(out, (char)(0x80 | ((cp >> 12) & 0x3f)));
-		buf_addch(out, (char)(0x80 | ((cp >> 6) & 0x3f)));
-		buf_addch(out, (char)(0x80 | (cp & 0x3f)));
-	}
-}
-
 int jsonptr_string(const struct json_span *v, struct buf *out)
 {
 	const char *p = v->p + 1, *end = v->p + v->n - 1;
 
 	while (p < end) {
 		const char *q = memchr(p, '\\', (size_t)(end - p));
-		unsigned cp, lo;
+		uint32_t cp;
+		size_t len;
+		char u8[4];
 
 		if (!q) {
 			buf_add(out, p, (size_t)(end - p));
 			break;
 		}
 		buf_add(out, p, (size_t)(q - p));
-		if (q + 1 >= end)
+		len = jsonlex_unescape((const unsigned char *)q, (size_t)(end - q), &cp);
+		if (!len)
 			return -1;
-		switch (q[1]) {
-		case '"': case '\\': case '/': buf_addch(out, q[1]); p = q + 2; break;
-		case 'b': buf_addch(out, '\b'); p = q + 2; break;
-		case 'f': buf_addch(out, '\f'); p = q + 2; break;
-		case 'n': buf_addch(out, '\n'); p = q + 2; break;
-		case 'r': buf_addch(out, '\r'); p = q + 2; break;
-		case 't': buf_addch(out, '\t'); p = q + 2; break;
-		case 'u':
-			if (end - q < 6 || hex4(q + 2, &cp) < 0)
-				return -1;
-			p = q + 6;
-			if (cp >= 0xd800 && cp < 0xdc00 && end - p >= 6 && p[0] == '\\' &&
-			    p[1] == 'u' && hex4(p + 2, &lo) == 0 && lo >= 0xdc00 && lo < 0xe000) {
-				cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
-				p += 6;
-			} else if (cp >= 0xd800 && cp < 0xe000) {
-				cp = 0xfffd;	/* a lone surrogate has no UTF-8 */
-			}
-			put_utf8(out, cp);
-			break;
-		default:
-			return -1;
-		}
+		p = q + len;
+		if (cp >= 0xd800 && cp < 0xe000)
+			cp = 0xfffd;	/* a lone surrogate has no UTF-8 */
+		buf_add(out, u8, utf8_encode(cp, u8));
 	}
 	return 0;
 }

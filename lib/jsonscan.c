@@ -12,6 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jsonlex.h"
+#include "utf8.h"
+
 enum state {
 	ST_VALUE,		/* a value must start here */
 	ST_ARRAY_FIRST,		/* after '[': a value or ']' */
@@ -24,27 +27,11 @@ enum state {
 	ST_ESCAPE,		/* after '\' */
 	ST_HEX,			/* in the digits of \uXXXX */
 	ST_UTF8,		/* in a multibyte character */
-	ST_MINUS,		/* number states, as in RFC 8259's grammar */
-	ST_ZERO,
-	ST_INT,
-	ST_DOT,
-	ST_FRAC,
-	ST_EXP_MARK,
-	ST_EXP_SIGN,
-	ST_EXP,
+	ST_NUMBER,		/* in a number, its state in s->num */
 	ST_LITERAL,		/* in true, false or null */
 };
 
 enum { TARGET_UNSEEN, TARGET_OPEN, TARGET_READ };
-
-/* Bytes a JSON string holds as they are: printable ASCII but '"' and '\'. */
-static const unsigned char plain[256] = {
-	[0x20 ... 0x21] = 1, [0x23 ... 0x5b] = 1, [0x5d ... 0x7f] = 1,
-};
-
-static const unsigned char space[256] = {
-	[' '] = 1, ['\t'] = 1, ['\n'] = 1, ['\r'] = 1,
-};
 
 /* The chunk being scanned, and where the scan is in it. */
 struct chunk {
@@ -54,20 +41,6 @@ struct chunk {
 	jsonscan_fn fn;
 	void *ctx;
 };
-
-static int is_digit(unsigned c)
-{
-	return c - '0' < 10;
-}
-
-static const char *describe(unsigned c, char out[16])
-{
-	if (c >= 0x20 && c < 0x7f)
-		snprintf(out, 16, "'%c'", (char)c);
-	else
-		snprintf(out, 16, "byte 0x%02x", c);
-	return out;
-}
 
 __attribute__((format(printf, 3, 4)))
 static int fail_at(struct jsonscan *s, uint64_t off, const char *fmt, ...)
@@ -89,7 +62,7 @@ static int fail_unexpected(struct chunk *c, const char *what)
 {
 	char d[16];
 
-	return fail(c, c->i, "unexpected %s, %s", describe(c->p[c->i], d), what);
+	return fail(c, c->i, "unexpected %s, %s", jsonlex_describe(c->p[c->i], d), what);
 }
 
 /* ---- the pointer ---- */
@@ -102,7 +75,7 @@ static uint64_t token_index(const char *t, size_t len)
 	if (!len || (len > 1 && t[0] == '0'))
 		return UINT64_MAX;
 	for (k = 0; k < len; k++) {
-		if (!is_digit((unsigned char)t[k]) || v > (UINT64_MAX - 10) / 10)
+		if (!jsonlex_is_digit((unsigned char)t[k]) || v > (UINT64_MAX - 10) / 10)
 			return UINT64_MAX;
 		v = v * 10 + (uint64_t)(t[k] - '0');
 	}
@@ -193,68 +166,21 @@ uint64_t jsonscan_count(const struct jsonscan *s)
 
 /* ---- following the pointer ---- */
 
-static unsigned hexval(unsigned c)
-{
-	return is_digit(c) ? c - '0' : (c | 0x20) - 'a' + 10;
-}
-
-static uint32_t hex4(const char *k)
-{
-	uint32_t v = 0;
-	int i;
-
-	for (i = 0; i < 4; i++)
-		v = v << 4 | hexval((unsigned char)k[i]);
-	return v;
-}
-
-static size_t put_utf8(char *w, uint32_t cp)
-{
-	if (cp < 0x80) {
-		w[0] = (char)cp;
-		return 1;
-	}
-	if (cp < 0x800) {
-		w[0] = (char)(0xc0 | cp >> 6), w[1] = (char)(0x80 | (cp & 0x3f));
-		return 2;
-	}
-	if (cp < 0x10000) {
-		w[0] = (char)(0xe0 | cp >> 12);
-		w[1] = (char)(0x80 | (cp >> 6 & 0x3f));
-		w[2] = (char)(0x80 | (cp & 0x3f));
-		return 3;
-	}
-	w[0] = (char)(0xf0 | cp >> 18);
-	w[1] = (char)(0x80 | (cp >> 12 & 0x3f));
-	w[2] = (char)(0x80 | (cp >> 6 & 0x3f));
-	w[3] = (char)(0x80 | (cp & 0x3f));
-	return 4;
-}
-
 /* Decode a (valid) member name in place; its new length. */
 static size_t decode_name(char *k, size_t n)
 {
-	static const char from[] = "\"\\/bfnrt", into[] = "\"\\/\b\f\n\r\t";
-	size_t r = 0, w = 0;
-	uint32_t cp, lo;
+	size_t r = 0, w = 0, len;
+	uint32_t cp;
 
 	while (r < n) {
 		if (k[r] != '\\') {
 			k[w++] = k[r++];
-		} else if (k[r + 1] != 'u') {
-			k[w++] = into[strchr(from, k[r + 1]) - from];
-			r += 2;
-		} else {
-			cp = hex4(k + r + 2);
-			r += 6;
-			if (cp >= 0xd800 && cp <= 0xdbff && r + 6 <= n &&
-			    k[r] == '\\' && k[r + 1] == 'u' &&
-			    (lo = hex4(k + r + 2)) >= 0xdc00 && lo <= 0xdfff) {
-				cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
-				r += 6;
-			}
-			w += put_utf8(k + w, cp);
+			continue;
 		}
+		/* No longer than its escape: the name shrinks in place. */
+		len = jsonlex_unescape((unsigned char *)k + r, n - r, &cp);
+		r += len;
+		w += utf8_encode(cp, k + w);
 	}
 	return w;
 }
@@ -382,8 +308,8 @@ static int open_container(struct chunk *c, unsigned b)
 {
 	struct jsonscan *s = c->s;
 
-	if (s->depth >= JSONSCAN_MAX_DEPTH)
-		return fail(c, c->i, "nesting deeper than %d", JSONSCAN_MAX_DEPTH);
+	if (s->depth >= JSON_MAX_DEPTH)
+		return fail(c, c->i, JSON_TOO_DEEP);
 	s->close[s->depth++] = b == '[' ? ']' : '}';
 	if (b == '[' && s->depth <= s->ntok)
 		s->index[s->depth] = 0;
@@ -411,11 +337,9 @@ static int value_state(unsigned b)
 	case '{': return ST_OBJECT_FIRST;
 	case '[': return ST_ARRAY_FIRST;
 	case '"': return ST_STRING;
-	case '-': return ST_MINUS;
-	case '0': return ST_ZERO;
 	case 't': case 'f': case 'n': return ST_LITERAL;
 	}
-	return is_digit(b) ? ST_INT : -1;
+	return b == '-' || jsonlex_is_digit(b) ? ST_NUMBER : -1;
 }
 
 static int begin_value(struct chunk *c)
@@ -423,6 +347,7 @@ static int begin_value(struct chunk *c)
 	struct jsonscan *s = c->s;
 	unsigned b = c->p[c->i];
 	int next = value_state(b);
+	const char *why;
 
 	if (next < 0)
 		return fail_unexpected(c, "value expected");
@@ -437,6 +362,8 @@ static int begin_value(struct chunk *c)
 	} else if (next == ST_LITERAL) {
 		s->literal = b == 't' ? "true" : b == 'f' ? "false" : "null";
 		s->lit_pos = 1;
+	} else if (next == ST_NUMBER) {
+		s->num = jsonlex_num_step(JSONLEX_NUM_START, b, &why);
 	}
 	if (next != ST_OBJECT_FIRST && next != ST_ARRAY_FIRST)
 		s->state = next;
@@ -449,7 +376,7 @@ static int begin_value(struct chunk *c)
 /* Skip whitespace: 1 if a byte follows in this chunk, else 0. */
 static int skip_ws(struct chunk *c)
 {
-	while (c->i < c->n && space[c->p[c->i]])
+	while (c->i < c->n && jsonlex_space[c->p[c->i]])
 		c->i++;
 	return c->i < c->n;
 }
@@ -507,7 +434,7 @@ static int st_after(struct chunk *c)
 		return 0;
 	if (!s->depth)
 		return fail(c, c->i, "unexpected %s after the JSON value",
-			    describe(c->p[c->i], d));
+			    jsonlex_describe(c->p[c->i], d));
 	close = s->close[s->depth - 1];
 	if (c->p[c->i] == ',') {
 		s->state = close == ']' ? ST_ARRAY_NEXT : ST_OBJECT_NEXT;
@@ -518,26 +445,6 @@ static int st_after(struct chunk *c)
 		return close_container(c);
 	return fail_unexpected(c, close == ']' ? "',' or ']' expected"
 					       : "',' or '}' expected");
-}
-
-/* Set up the check of a multibyte character's continuation bytes. */
-static int utf8_lead(struct jsonscan *s, unsigned b)
-{
-	s->u8_lo = 0x80, s->u8_hi = 0xbf;
-	if (b >= 0xc2 && b <= 0xdf) {
-		s->pending = 1;
-	} else if (b >= 0xe0 && b <= 0xef) {
-		s->pending = 2;
-		s->u8_lo = b == 0xe0 ? 0xa0 : 0x80;
-		s->u8_hi = b == 0xed ? 0x9f : 0xbf;
-	} else if (b >= 0xf0 && b <= 0xf4) {
-		s->pending = 3;
-		s->u8_lo = b == 0xf0 ? 0x90 : 0x80;
-		s->u8_hi = b == 0xf4 ? 0x8f : 0xbf;
-	} else {
-		return -1;
-	}
-	return 0;
 }
 
 static int st_utf8(struct chunk *c)
@@ -569,7 +476,8 @@ static int string_special(struct chunk *c, size_t i)
 	if (b < 0x20)
 		return fail(c, i, "unescaped control character 0x%02x in string", b);
 	s->u8_start = s->offset + i;
-	if (utf8_lead(s, b) < 0)
+	s->pending = utf8_lead(b, &s->u8_lo, &s->u8_hi);
+	if (!s->pending)
 		return fail(c, i, "invalid UTF-8 in string");
 	s->state = ST_UTF8;
 	/* Most characters are whole in the chunk: check them here. */
@@ -585,7 +493,7 @@ static int st_string(struct chunk *c)
 	size_t i = c->i, n = c->n;
 
 	for (;;) {
-		while (i < n && plain[p[i]])
+		while (i < n && jsonlex_plain[p[i]])
 			i++;
 		if (i >= n) {
 			c->i = n;
@@ -622,7 +530,7 @@ static int st_escape(struct chunk *c)
 		return fail_at(s, s->esc_start, "invalid escape '\\%c'", (char)b);
 	} else {
 		return fail_at(s, s->esc_start, "invalid escape: %s after '\\'",
-			       describe(b, d));
+			       jsonlex_describe(b, d));
 	}
 	c->i++;
 	return 0;
@@ -640,36 +548,6 @@ static int st_hex(struct chunk *c)
 	return 0;
 }
 
-/* The number state after byte b in state st: a state, 0 = ended, -1. */
-static int number_step(int st, unsigned b, const char **why)
-{
-	int digit = is_digit(b), mark = b == 'e' || b == 'E';
-
-	switch (st) {
-	case ST_MINUS:
-		*why = "digit expected after '-'";
-		return b == '0' ? ST_ZERO : digit ? ST_INT : -1;
-	case ST_ZERO:
-		*why = "leading zero in number";
-		return digit ? -1 : b == '.' ? ST_DOT : mark ? ST_EXP_MARK : 0;
-	case ST_INT:
-		return digit ? ST_INT : b == '.' ? ST_DOT : mark ? ST_EXP_MARK : 0;
-	case ST_DOT:
-		*why = "digit expected after '.'";
-		return digit ? ST_FRAC : -1;
-	case ST_FRAC:
-		return digit ? ST_FRAC : mark ? ST_EXP_MARK : 0;
-	case ST_EXP_MARK:
-		*why = "digit expected in exponent";
-		return digit ? ST_EXP : b == '+' || b == '-' ? ST_EXP_SIGN : -1;
-	case ST_EXP_SIGN:
-		*why = "digit expected in exponent";
-		return digit ? ST_EXP : -1;
-	default:
-		return digit ? ST_EXP : 0;
-	}
-}
-
 static int st_number(struct chunk *c)
 {
 	struct jsonscan *s = c->s;
@@ -677,17 +555,17 @@ static int st_number(struct chunk *c)
 	int next;
 
 	while (c->i < c->n) {
-		if (s->state == ST_INT || s->state == ST_FRAC || s->state == ST_EXP)
-			while (c->i < c->n && is_digit(c->p[c->i]))
+		if (jsonlex_num_in_digits(s->num))
+			while (c->i < c->n && jsonlex_is_digit(c->p[c->i]))
 				c->i++;
 		if (c->i >= c->n)
 			return 0;
-		next = number_step(s->state, c->p[c->i], &why);
+		next = jsonlex_num_step(s->num, c->p[c->i], &why);
 		if (next < 0)
 			return fail(c, c->i, "%s", why);
 		if (next == 0)
 			return end_value(c, c->i);
-		s->state = next;
+		s->num = next;
 		c->i++;
 	}
 	return 0;
@@ -700,7 +578,7 @@ static int st_literal(struct chunk *c)
 	char d[16];
 
 	if (b != (unsigned char)s->literal[s->lit_pos])
-		return fail(c, c->i, "unexpected %s, '%s' expected", describe(b, d),
+		return fail(c, c->i, "unexpected %s, '%s' expected", jsonlex_describe(b, d),
 			    s->literal);
 	c->i++;
 	if (s->literal[++s->lit_pos])
@@ -758,17 +636,15 @@ int jsonscan_feed(struct jsonscan *s, const char *p, size_t n,
 /* Where the input ends: is the document complete? */
 static int check_end(struct jsonscan *s)
 {
+	const char *why;
+
 	switch (s->state) {
 	case ST_STRING: case ST_ESCAPE: case ST_HEX: case ST_UTF8:
 		return fail_at(s, s->offset, "unterminated string (opened at offset %llu)",
 			       (unsigned long long)s->str_start);
-	case ST_MINUS:
-		return fail_at(s, s->offset, "digit expected after '-'");
-	case ST_DOT:
-		return fail_at(s, s->offset, "digit expected after '.'");
-	case ST_EXP_MARK: case ST_EXP_SIGN:
-		return fail_at(s, s->offset, "digit expected in exponent");
-	case ST_ZERO: case ST_INT: case ST_FRAC: case ST_EXP:
+	case ST_NUMBER:
+		if ((why = jsonlex_num_end(s->num)))
+			return fail_at(s, s->offset, "%s", why);
 		if (!s->depth)
 			return 0;	/* a number is the whole document */
 		break;

@@ -4,7 +4,7 @@
  * exact source text of each of its elements, one at a time.
  *
  * struct jsonscan owns the pointer's tokens, the syntax state (a stack of
- * open containers, at most JSONSCAN_MAX_DEPTH deep), the text of the
+ * open containers, at most JSON_MAX_DEPTH deep), the text of the
  * element being read (only when it spans chunks) and the error text.
  * Memory is bounded by the largest element, whatever the document's size.
  * The whole document is validated with the rules of jsonxml_parse (RFC
@@ -21,8 +21,8 @@
 #include <stdint.h>
 
 #include "buf.h"
+#include "jsonlex.h"
 
-#define JSONSCAN_MAX_DEPTH 512
 
 /* Called with each element's text; return -1 to stop the scan. */
 typedef int (*jsonscan_fn)(void *ctx, const char *text, size_t n);
@@ -41,10 +41,11 @@ struct jsonscan {
 
 	int state;		/* what the next byte may be (jsonscan.c) */
 	unsigned depth;		/* open containers */
-	char close[JSONSCAN_MAX_DEPTH];	/* ']' or '}' for each */
+	char close[JSON_MAX_DEPTH];	/* ']' or '}' for each */
 	int in_key;		/* the string being read is a member name */
 	const char *literal;	/* true/false/null being matched */
 	unsigned lit_pos;
+	int num;		/* the number's state (enum jsonlex_num) */
 	unsigned pending;	/* hex digits or UTF-8 bytes still due */
 	unsigned char u8_lo, u8_hi;	/* range of the next UTF-8 byte */
 	uint64_t offset;	/* bytes fed before the current chunk */

@@ -10,28 +10,16 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "jsonlex.h"
+#include "utf8.h"
+
 enum kind { K_MAP, K_ARRAY, K_STRING, K_NUMBER, K_BOOLEAN, K_NULL, K_NONE };
 
 static const char *const kind_name[K_NONE] = {
 	"map", "array", "string", "number", "boolean", "null",
 };
 
-/* Bytes a JSON string holds as they are: printable ASCII but '"' and '\'. */
-static const unsigned char plain[256] = {
-	[0x20 ... 0x21] = 1, [0x23 ... 0x5b] = 1, [0x5d ... 0x7f] = 1,
-};
-
 /* ---- character helpers shared by both directions ---- */
-
-static int is_ws(unsigned c)
-{
-	return c == ' ' || c == '\n' || c == '\r' || c == '\t';
-}
-
-static int is_digit(unsigned c)
-{
-	return c - '0' < 10;
-}
 
 /* Can an XML 1.0 document hold this code point as a character? */
 static int xml_char(uint32_t cp)
@@ -45,116 +33,12 @@ static int xml_char(uint32_t cp)
 	return cp != 0xfffe && cp != 0xffff;
 }
 
-static const char *describe(unsigned c, char out[16])
-{
-	if (c >= 0x20 && c < 0x7f)
-		snprintf(out, 16, "'%c'", (char)c);
-	else
-		snprintf(out, 16, "byte 0x%02x", c);
-	return out;
-}
-
-/*
- * The UTF-8 sequence at s[0..n) whose lead byte is >= 0x80: its length,
- * 0 if it is invalid (overlong, surrogate, beyond U+10FFFF, bad byte), or
- * -1 if the input ends inside it.
- */
-static int utf8_check(const unsigned char *s, size_t n, uint32_t *cp)
-{
-	unsigned c = s[0], lo = 0x80, hi = 0xbf;
-	int len, i;
-	uint32_t v;
-
-	if (c >= 0xc2 && c <= 0xdf) {
-		len = 2, v = c & 0x1f;
-	} else if (c >= 0xe0 && c <= 0xef) {
-		len = 3, v = c & 0x0f;
-		lo = c == 0xe0 ? 0xa0 : 0x80;
-		hi = c == 0xed ? 0x9f : 0xbf;
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		len = 4, v = c & 0x07;
-		lo = c == 0xf0 ? 0x90 : 0x80;
-		hi = c == 0xf4 ? 0x8f : 0xbf;
-	} else {
-		return 0;
-	}
-	for (i = 1; i < len; i++) {
-		if ((size_t)i >= n)
-			return -1;
-		if (s[i] < lo || s[i] > hi)
-			return 0;
-		v = v << 6 | (s[i] & 0x3f);
-		lo = 0x80, hi = 0xbf;
-	}
-	*cp = v;
-	return len;
-}
-
-/* Encode cp as UTF-8 (surrogates too, so lone ones survive decoding). */
 static void put_utf8(struct buf *b, uint32_t cp)
 {
 	char u[4];
 
-	if (cp < 0x80) {
-		buf_addch(b, (int)cp);
-		return;
-	}
-	if (cp < 0x800) {
-		u[0] = (char)(0xc0 | cp >> 6), u[1] = (char)(0x80 | (cp & 0x3f));
-		buf_add(b, u, 2);
-		return;
-	}
-	if (cp < 0x10000) {
-		u[0] = (char)(0xe0 | cp >> 12);
-		u[1] = (char)(0x80 | (cp >> 6 & 0x3f));
-		u[2] = (char)(0x80 | (cp & 0x3f));
-		buf_add(b, u, 3);
-		return;
-	}
-	u[0] = (char)(0xf0 | cp >> 18);
-	u[1] = (char)(0x80 | (cp >> 12 & 0x3f));
-	u[2] = (char)(0x80 | (cp >> 6 & 0x3f));
-	u[3] = (char)(0x80 | (cp & 0x3f));
-	buf_add(b, u, 4);
+	buf_add(b, u, utf8_encode(cp, u));
 }
-
-/* Four hex digits at s[0..n): 0 with *v, or -1. */
-static int hex4(const unsigned char *s, size_t n, uint32_t *v)
-{
-	uint32_t x = 0;
-	int i;
-
-	if (n < 4)
-		return -1;
-	for (i = 0; i < 4; i++) {
-		unsigned c = s[i];
-
-		if (is_digit(c))
-			x = x << 4 | (c - '0');
-		else if ((c | 0x20) >= 'a' && (c | 0x20) <= 'f')
-			x = x << 4 | ((c | 0x20) - 'a' + 10);
-		else
-			return -1;
-	}
-	*v = x;
-	return 0;
-}
-
-/* A "\uDC00"-style low surrogate escape at s[0..n)? Its value, else 0. */
-static uint32_t low_surrogate_at(const unsigned char *s, size_t n)
-{
-	uint32_t v;
-
-	if (n < 6 || s[0] != '\\' || s[1] != 'u' || hex4(s + 2, n - 2, &v) < 0)
-		return 0;
-	return v >= 0xdc00 && v <= 0xdfff ? v : 0;
-}
-
-static uint32_t combine_surrogates(uint32_t hi, uint32_t lo)
-{
-	return 0x10000 + ((hi - 0xd800) << 10) + (lo - 0xdc00);
-}
-
 /* The canonical JSON escape of an ASCII character that needs one. */
 static void put_escape(struct buf *b, unsigned c)
 {
@@ -172,54 +56,6 @@ static void put_escape(struct buf *b, unsigned c)
 	}
 	u[4] = hex[c >> 4 & 0xf], u[5] = hex[c & 0xf];
 	buf_add(b, u, 6);
-}
-
-/*
- * Length of the JSON number at the start of s[0..n). On a syntax error
- * returns 0 with *why and *at (the offending byte's index) set.
- */
-static size_t number_len(const unsigned char *s, size_t n, size_t *at,
-			 const char **why)
-{
-	size_t i = 0;
-
-	if (i < n && s[i] == '-')
-		i++;
-	if (i >= n || !is_digit(s[i])) {
-		*why = "digit expected after '-'";
-		goto bad;
-	}
-	if (s[i++] == '0') {
-		if (i < n && is_digit(s[i])) {
-			*why = "leading zero in number";
-			goto bad;
-		}
-	} else {
-		while (i < n && is_digit(s[i]))
-			i++;
-	}
-	if (i < n && s[i] == '.') {
-		if (++i >= n || !is_digit(s[i])) {
-			*why = "digit expected after '.'";
-			goto bad;
-		}
-		while (i < n && is_digit(s[i]))
-			i++;
-	}
-	if (i < n && (s[i] == 'e' || s[i] == 'E')) {
-		if (++i < n && (s[i] == '+' || s[i] == '-'))
-			i++;
-		if (i >= n || !is_digit(s[i])) {
-			*why = "digit expected in exponent";
-			goto bad;
-		}
-		while (i < n && is_digit(s[i]))
-			i++;
-	}
-	return i;
-bad:
-	*at = i;
-	return 0;
 }
 
 /*
@@ -298,12 +134,12 @@ static int fail_unexpected(struct parser *P, const char *what)
 {
 	char d[16];
 
-	return fail(P, P->i, "unexpected %s, %s", describe(P->p[P->i], d), what);
+	return fail(P, P->i, "unexpected %s, %s", jsonlex_describe(P->p[P->i], d), what);
 }
 
 static void skip_ws(struct parser *P)
 {
-	while (P->i < P->n && is_ws(P->p[P->i]))
+	while (P->i < P->n && jsonlex_space[P->p[P->i]])
 		P->i++;
 }
 
@@ -318,7 +154,7 @@ static size_t plain_string_end(const struct parser *P, size_t i)
 	int len;
 
 	for (;;) {
-		while (i < P->n && plain[P->p[i]])
+		while (i < P->n && jsonlex_plain[P->p[i]])
 			i++;
 		if (i >= P->n)
 			return 0;
@@ -326,7 +162,7 @@ static size_t plain_string_end(const struct parser *P, size_t i)
 			return i;
 		if (P->p[i] < 0x80)
 			return 0;
-		len = utf8_check(P->p + i, P->n - i, &cp);
+		len = utf8_decode(P->p + i, P->n - i, &cp);
 		if (len <= 0 || !xml_char(cp))
 			return 0;
 		i += (size_t)len;
@@ -347,38 +183,32 @@ static int bad_hex(struct parser *P, size_t at, size_t quote)
 	return fail(P, at, "invalid \\u escape");
 }
 
-/* The escape at P->p[*i] ('\'), decoded onto to; *bad if XML can't hold it. */
-static int decode_escape(struct parser *P, size_t *i, size_t quote,
-			 struct buf *to, int *bad)
+/* Why the escape at P->p[at] (a '\') is not one: fail with the reason. */
+static int bad_escape(struct parser *P, size_t at, size_t quote)
 {
-	static const char from[] = "\"\\/bfnrt", into[] = "\"\\/\b\f\n\r\t";
-	const char *hit;
-	size_t at = *i;
-	uint32_t cp, lo;
+	unsigned c;
 	char d[16];
 
 	if (at + 1 >= P->n)
 		return fail_unterminated(P, quote);
-	if (P->p[at + 1] != 'u') {
-		hit = P->p[at + 1] ? strchr(from, P->p[at + 1]) : NULL;
-		if (!hit) {
-			if (P->p[at + 1] >= 0x20 && P->p[at + 1] < 0x7f)
-				return fail(P, at, "invalid escape '\\%c'", P->p[at + 1]);
-			return fail(P, at, "invalid escape: %s after '\\'",
-				    describe(P->p[at + 1], d));
-		}
-		cp = (unsigned char)into[hit - from];
-		*i = at + 2;
-	} else {
-		if (hex4(P->p + at + 2, P->n - at - 2, &cp) < 0)
-			return bad_hex(P, at, quote);
-		*i = at + 6;
-		if (cp >= 0xd800 && cp <= 0xdbff &&
-		    (lo = low_surrogate_at(P->p + *i, P->n - *i))) {
-			cp = combine_surrogates(cp, lo);
-			*i += 6;
-		}
-	}
+	c = P->p[at + 1];
+	if (c == 'u')
+		return bad_hex(P, at, quote);
+	if (c >= 0x20 && c < 0x7f)
+		return fail(P, at, "invalid escape '\\%c'", c);
+	return fail(P, at, "invalid escape: %s after '\\'", jsonlex_describe(c, d));
+}
+
+/* The escape at P->p[*i] ('\'), decoded onto to; *bad if XML can't hold it. */
+static int decode_escape(struct parser *P, size_t *i, size_t quote,
+			 struct buf *to, int *bad)
+{
+	uint32_t cp;
+	size_t len = jsonlex_unescape(P->p + *i, P->n - *i, &cp);
+
+	if (!len)
+		return bad_escape(P, *i, quote);
+	*i += len;
 	*bad |= !xml_char(cp);
 	put_utf8(to, cp);
 	return 0;
@@ -395,7 +225,7 @@ static int decode_string(struct parser *P, struct buf *to, int *bad)
 	*bad = 0;
 	for (;;) {
 		run = i;
-		while (i < P->n && plain[P->p[i]])
+		while (i < P->n && jsonlex_plain[P->p[i]])
 			i++;
 		buf_add(to, P->p + run, i - run);
 		if (i >= P->n)
@@ -412,7 +242,7 @@ static int decode_string(struct parser *P, struct buf *to, int *bad)
 		if (P->p[i] < 0x20)
 			return fail(P, i, "unescaped control character 0x%02x in string",
 				    P->p[i]);
-		len = utf8_check(P->p + i, P->n - i, &cp);
+		len = utf8_decode(P->p + i, P->n - i, &cp);
 		if (len < 0)
 			return fail_unterminated(P, quote);
 		if (len == 0)
@@ -553,15 +383,15 @@ static enum kind kind_of(unsigned c)
 	case 't': case 'f': return K_BOOLEAN;
 	case 'n': return K_NULL;
 	}
-	return c == '-' || is_digit(c) ? K_NUMBER : K_NONE;
+	return c == '-' || jsonlex_is_digit(c) ? K_NUMBER : K_NONE;
 }
 
 static int parse_value(struct parser *P, xmlNodePtr parent, int keyed);
 
 static int enter(struct parser *P)
 {
-	if (++P->depth > JSONXML_MAX_DEPTH)
-		return fail(P, P->i, "nesting deeper than %d", JSONXML_MAX_DEPTH);
+	if (++P->depth > JSON_MAX_DEPTH)
+		return fail(P, P->i, JSON_TOO_DEEP);
 	P->i++;
 	skip_ws(P);
 	return 0;
@@ -666,7 +496,7 @@ static int parse_string(struct parser *P, xmlNodePtr node)
 static int parse_number(struct parser *P, xmlNodePtr node)
 {
 	const char *why;
-	size_t at, len = number_len(P->p + P->i, P->n - P->i, &at, &why);
+	size_t at, len = jsonlex_number_len(P->p + P->i, P->n - P->i, &at, &why);
 
 	if (!len)
 		return fail(P, P->i + at, "%s", why);
@@ -684,7 +514,7 @@ static int parse_literal(struct parser *P, xmlNodePtr node, const char *word)
 			return fail_eof(P);
 		if (P->p[P->i] != (unsigned char)word[k])
 			return fail(P, P->i, "unexpected %s, '%s' expected",
-				    describe(P->p[P->i], d), word);
+				    jsonlex_describe(P->p[P->i], d), word);
 	}
 	return word[0] == 'n' ? 0 : add_text(P, node, word, len);
 }
@@ -754,7 +584,7 @@ static int parse_document(struct parser *P)
 		char d[16];
 
 		return fail(P, P->i, "unexpected %s after the JSON value",
-			    describe(P->p[P->i], d));
+			    jsonlex_describe(P->p[P->i], d));
 	}
 	return 0;
 }
@@ -823,7 +653,7 @@ static enum kind element_kind(xmlNodePtr node)
 
 static int all_ws(const xmlChar *s)
 {
-	while (*s && is_ws(*s))
+	while (*s && jsonlex_space[*s])
 		s++;
 	return !*s;
 }
@@ -858,9 +688,9 @@ static const char *attr_value(struct writer *W, xmlAttrPtr a)
 /* Trim XML whitespace from both ends of s[0..*n). */
 static const char *trim(const char *s, size_t *n)
 {
-	while (*n && is_ws((unsigned char)*s))
+	while (*n && jsonlex_space[(unsigned char)*s])
 		s++, (*n)--;
-	while (*n && is_ws((unsigned char)s[*n - 1]))
+	while (*n && jsonlex_space[(unsigned char)s[*n - 1]])
 		(*n)--;
 	return s;
 }
@@ -955,24 +785,12 @@ static void put_string(struct buf *out, const char *s, size_t n)
 /* The escape at s[*i] (a '\') of escaped text, decoded; -1 if invalid. */
 static int32_t escaped_char(const unsigned char *s, size_t n, size_t *i)
 {
-	static const char from[] = "\"\\/bfnrt", into[] = "\"\\/\b\f\n\r\t";
-	const char *hit;
-	uint32_t cp, lo;
+	uint32_t cp;
+	size_t len = jsonlex_unescape(s + *i, n - *i, &cp);
 
-	if (*i + 1 >= n)
+	if (!len)
 		return -1;
-	if (s[*i + 1] != 'u') {
-		hit = s[*i + 1] ? strchr(from, s[*i + 1]) : NULL;
-		*i += 2;
-		return hit ? (unsigned char)into[hit - from] : -1;
-	}
-	if (hex4(s + *i + 2, n - *i - 2, &cp) < 0)
-		return -1;
-	*i += 6;
-	if (cp >= 0xd800 && cp <= 0xdbff && (lo = low_surrogate_at(s + *i, n - *i))) {
-		cp = combine_surrogates(cp, lo);
-		*i += 6;
-	}
+	*i += len;
 	return (int32_t)cp;
 }
 
@@ -1070,8 +888,8 @@ static int write_container(struct writer *W, xmlNodePtr node, enum kind k,
 	xmlNodePtr c;
 	int first = 1, r;
 
-	if (level >= JSONXML_MAX_DEPTH)
-		return bad(W, node, "nesting deeper than %d", JSONXML_MAX_DEPTH);
+	if (level >= JSON_MAX_DEPTH)
+		return bad(W, node, JSON_TOO_DEEP);
 	buf_addch(W->out, k == K_MAP ? '{' : '[');
 	for (c = node->children; c; c = c->next) {
 		if ((r = is_member(W, node, c)) <= 0) {
@@ -1101,7 +919,7 @@ static int write_number(struct writer *W, xmlNodePtr node, const char *s,
 	size_t at;
 
 	s = trim(s, &n);
-	if (!n || number_len((const unsigned char *)s, n, &at, &why) != n)
+	if (!n || jsonlex_number_len((const unsigned char *)s, n, &at, &why) != n)
 		return bad(W, node, "'%.*s' is not a JSON number", (int)n, s);
 	buf_add(W->out, s, n);
 	return 0;

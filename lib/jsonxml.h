@@ -36,15 +36,13 @@
 #include <libxml/tree.h>
 
 #include "buf.h"
-
-/* Containers nested deeper than this are rejected (the outermost is 1). */
-#define JSONXML_MAX_DEPTH 512
+#include "jsonlex.h"
 
 /*
  * Parse JSON text (RFC 8259, UTF-8) into a new XML document whose root
  * element is the mapping of the top value (scalars allowed). NULL with
  * "offset N: reason" in err on malformed JSON, nesting deeper than
- * JSONXML_MAX_DEPTH, or invalid UTF-8. The caller frees with xmlFreeDoc.
+ * JSON_MAX_DEPTH, or invalid UTF-8. The caller frees with xmlFreeDoc.
  */
 xmlDocPtr jsonxml_parse(const char *p, size_t n, struct buf *err);
 

@@ -5,6 +5,7 @@
 
 #include "clock.h"
 #include "id.h"
+#include "utf8.h"
 
 void message_stamp(struct headers *h)
 {
@@ -31,65 +32,14 @@ int message_expired(const struct headers *h)
 	return at <= clock_now_ms();
 }
 
-static int utf8_check(const unsigned char *s, size_t n, int allow_nul)
-{
-	size_t i = 0;
-
-	while (i < n) {
-		/* Runs of ASCII without NUL are the common case: 8 at a time. */
-		while (n - i >= 8) {
-			uint64_t w;
-			memcpy(&w, s + i, 8);
-			if ((w & 0x8080808080808080ull) ||
-			    (!allow_nul && ((w - 0x0101010101010101ull) & ~w &
-					    0x8080808080808080ull)))
-				break;
-			i += 8;
-		}
-		if (i >= n)
-			break;
-		unsigned c = s[i];
-		size_t len;
-		unsigned min;
-		unsigned cp;
-
-		if (c < 0x80) {
-			if (!c && !allow_nul)
-				return 0;
-			i++;
-			continue;
-		}
-		if (c >= 0xc2 && c <= 0xdf) {
-			len = 2; cp = c & 0x1f; min = 0x80;
-		} else if (c >= 0xe0 && c <= 0xef) {
-			len = 3; cp = c & 0x0f; min = 0x800;
-		} else if (c >= 0xf0 && c <= 0xf4) {
-			len = 4; cp = c & 0x07; min = 0x10000;
-		} else {
-			return 0;
-		}
-		if (n - i < len)
-			return 0;
-		for (size_t k = 1; k < len; k++) {
-			if ((s[i + k] & 0xc0) != 0x80)
-				return 0;
-			cp = (cp << 6) | (s[i + k] & 0x3f);
-		}
-		if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-			return 0;
-		i += len;
-	}
-	return 1;
-}
-
 int utf8_valid_text(const char *p, size_t n)
 {
-	return utf8_check((const unsigned char *)p, n, 0);
+	return utf8_is_valid(p, n, 0);
 }
 
 int utf8_valid(const char *p, size_t n)
 {
-	return utf8_check((const unsigned char *)p, n, 1);
+	return utf8_is_valid(p, n, 1);
 }
 
 static int blank(char c)

@@ -312,10 +312,10 @@ static void test_malformed(void)
 
 static void test_depth(void)
 {
-	char deep[2 * JSONXML_MAX_DEPTH + 2];
+	char deep[2 * JSON_MAX_DEPTH + 2];
 
-	memset(deep, '[', JSONXML_MAX_DEPTH + 1);
-	memset(deep + JSONXML_MAX_DEPTH + 1, ']', JSONXML_MAX_DEPTH + 1);
+	memset(deep, '[', JSON_MAX_DEPTH + 1);
+	memset(deep + JSON_MAX_DEPTH + 1, ']', JSON_MAX_DEPTH + 1);
 	CHECK_STR(parse_error(deep, sizeof(deep)), "offset 512: nesting deeper than 512");
 	CHECK_STR(parse_error(deep + 1, sizeof(deep) - 2), "");
 	memset(deep, '{', 1);
