@@ -9,6 +9,7 @@
 struct scan {
 	const char *p, *end;
 	const char *start;
+	unsigned depth;		/* containers entered on the way */
 	struct buf *err;
 };
 
@@ -23,6 +24,12 @@ static void ws(struct scan *s)
 {
 	while (s->p < s->end && jsonlex_space[(unsigned char)*s->p])
 		s->p++;
+}
+
+/* The bracket at s->p opens level depth: is that too deep? */
+static int too_deep(struct scan *s, unsigned depth)
+{
+	return depth > JSON_MAX_DEPTH ? bad(s, JSON_TOO_DEEP) : 0;
 }
 
 /* Past a string whose opening quote is at s->p. */
@@ -70,9 +77,10 @@ static int skip_value(struct scan *s, enum json_type *type)
 					return -1;
 				continue;
 			}
-			if (c == '{' || c == '[')
-				depth++;
-			else if (c == '}' || c == ']') {
+			if (c == '{' || c == '[') {
+				if (too_deep(s, s->depth + ++depth) < 0)
+					return -1;
+			} else if (c == '}' || c == ']') {
 				if (--depth == 0) {
 					s->p++;
 					return 0;
@@ -146,6 +154,8 @@ static int step_object(struct scan *s, const struct buf *tok, struct buf *scratc
 {
 	enum json_type t;
 
+	if (too_deep(s, ++s->depth) < 0)
+		return -1;
 	s->p++;
 	ws(s);
 	if (s->p < s->end && *s->p == '}')
@@ -191,6 +201,8 @@ static int step_array(struct scan *s, const struct buf *tok)
 			return 0;
 		want = want * 10 + (size_t)(tok->ptr[i] - '0');
 	}
+	if (too_deep(s, ++s->depth) < 0)
+		return -1;
 	s->p++;
 	ws(s);
 	if (s->p < s->end && *s->p == ']')
@@ -215,7 +227,7 @@ static int step_array(struct scan *s, const struct buf *tok)
 int jsonptr_find(const char *text, size_t n, const char *pointer,
 		 struct json_span *out, struct buf *err)
 {
-	struct scan s = { text, text + n, text, err };
+	struct scan s = { text, text + n, text, 0, err };
 	struct buf tok = BUF_INIT, scratch = BUF_INIT;
 	const char *ptr = pointer;
 	int r = 1;

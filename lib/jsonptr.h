@@ -4,6 +4,8 @@
  * small JSON message should cost a scan, not a parse into a document.
  * Only what lies on the way to the value is looked at closely; the values
  * skipped over are checked for balance and well-formed strings only.
+ * Nesting is limited in all the text read as in every JSON reader
+ * (JSON_MAX_DEPTH), so json() refuses what the mapping refuses.
  */
 #ifndef MSG_JSONPTR_H
 #define MSG_JSONPTR_H

@@ -228,3 +228,24 @@ object' ]
 	jq -c '.orders[]' "$BATS_FILE_TMPDIR/big.json" | cmp - got
 	[ "$(body out.msg 21 | jq length)" = 1 ]
 }
+
+# ---- the nesting limit ----
+
+# nested N: N arrays, one inside the other.
+nested() {
+	printf '%*s' "$1" '' | tr ' ' '['
+	printf '%*s' "$1" '' | tr ' ' ']'
+}
+
+@test "split json: -j refuses nesting deeper than 512 levels, at any depth" {
+	nested 512 | msg-wrap -t application/json -H 'Message-Id: D512' >in.msg
+	msg-split -j '' in.msg >out.msg
+	[ "$(count out.msg)" = 1 ]
+	[ "$(body out.msg 1)" = "$(nested 511)" ]
+	for n in 513 1000000; do
+		nested $n | msg-wrap -t application/json -H "Message-Id: D$n" >in.msg
+		run -65 --separate-stderr msg-split -j '' in.msg
+		[ "$stderr" = "msg-split: in.msg: message 1 (Message-Id D$n): body is not a JSON document with an array at '': offset 512: nesting deeper than 512" ]
+		[ -z "$output" ]
+	done
+}

@@ -140,6 +140,27 @@ true' ]
 	[ "$(hv out.msg 1 J)" = '' ]
 }
 
+# nested N: N arrays, one inside the other.
+nested() {
+	printf '%*s' "$1" '' | tr ' ' '['
+	printf '%*s' "$1" '' | tr ' ' ']'
+}
+
+@test "expr: json() refuses nesting deeper than 512 levels like the mapping does" {
+	# msg-route answers json() by scanning the text, without the mapping.
+	nested 512 | msg-wrap -t application/json -H 'Message-Id: D512' >in.msg
+	run -0 --separate-stderr msg-route -w "starts-with(json('/0/0'), '[[')" -t deep.out in.msg
+	[ -z "$stderr" ]
+	cmp in.msg deep.out
+	for n in 513 1000000; do
+		nested $n | msg-wrap -t application/json -H "Message-Id: D$n" >in.msg
+		run -65 --separate-stderr msg-route -w "starts-with(json('/0/0'), '[[')" -t deep.out in.msg
+		[ "$stderr" = "msg-route: in.msg: message 1 (Message-Id D$n): body is not JSON: offset 512: nesting deeper than 512" ]
+		run -65 --separate-stderr msg-split --no-stream -x '/*' -H "J=json('/0')" in.msg
+		[ "$stderr" = "msg-split: in.msg: message 1 (Message-Id D$n): body is not JSON: offset 512: nesting deeper than 512" ]
+	done
+}
+
 @test "expr: json() in the split expression chooses what is split" {
 	{ frame '{"type": "rush", "items": [1, 2]}' 'Message-Id: R' 'Content-Type: application/json'
 	  frame '{"type": "bulk", "items": [3]}' 'Message-Id: B' 'Content-Type: application/json'; } >in.msg

@@ -205,3 +205,23 @@ want() {
 	[ ! -s out.msg ]
 	[[ $(hval bad.msg Error) == 'msg-translate: body is not JSON: offset '* ]]
 }
+
+# nested N: N arrays, one inside the other.
+nested() {
+	printf '%*s' "$1" '' | tr ' ' '['
+	printf '%*s' "$1" '' | tr ' ' ']'
+}
+
+@test "json: a body nested deeper than 512 levels is invalid, at any depth" {
+	nested 512 | msg-wrap -t application/json -H 'Message-Id: D512' >in.msg
+	msg-translate --to xml in.msg >out.msg
+	[ "$(msg-unwrap out.msg | grep -o '<array>' | wc -l)" = 511 ]
+	for n in 513 1000000; do
+		rm -f bad.msg
+		nested $n | msg-wrap -t application/json -H "Message-Id: D$n" >in.msg
+		run -0 --separate-stderr msg-translate --to xml --invalid bad.msg in.msg
+		[ -z "$output" ]
+		[ "$(hval bad.msg Error)" = 'msg-translate: body is not JSON: offset 512: nesting deeper than 512' ]
+		[ "$(hval bad.msg Message-Id)" = "D$n" ]
+	done
+}
