@@ -76,42 +76,6 @@ size_t jsonlex_unescape(const unsigned char *s, size_t n, uint32_t *cp)
 	return 6;
 }
 
-int jsonlex_num_step(int st, unsigned b, const char **why)
-{
-	int digit = jsonlex_is_digit(b), mark = b == 'e' || b == 'E';
-
-	switch (st) {
-	case JSONLEX_NUM_START:
-		*why = "digit expected after '-'";
-		return b == '-' ? JSONLEX_NUM_MINUS : b == '0' ? JSONLEX_NUM_ZERO
-			: digit ? JSONLEX_NUM_INT : -1;
-	case JSONLEX_NUM_MINUS:
-		*why = "digit expected after '-'";
-		return b == '0' ? JSONLEX_NUM_ZERO : digit ? JSONLEX_NUM_INT : -1;
-	case JSONLEX_NUM_ZERO:
-		*why = "leading zero in number";
-		return digit ? -1 : b == '.' ? JSONLEX_NUM_DOT
-			: mark ? JSONLEX_NUM_EXP_MARK : 0;
-	case JSONLEX_NUM_INT:
-		return digit ? JSONLEX_NUM_INT : b == '.' ? JSONLEX_NUM_DOT
-			: mark ? JSONLEX_NUM_EXP_MARK : 0;
-	case JSONLEX_NUM_DOT:
-		*why = "digit expected after '.'";
-		return digit ? JSONLEX_NUM_FRAC : -1;
-	case JSONLEX_NUM_FRAC:
-		return digit ? JSONLEX_NUM_FRAC : mark ? JSONLEX_NUM_EXP_MARK : 0;
-	case JSONLEX_NUM_EXP_MARK:
-		*why = "digit expected in exponent";
-		return digit ? JSONLEX_NUM_EXP
-			: b == '+' || b == '-' ? JSONLEX_NUM_EXP_SIGN : -1;
-	case JSONLEX_NUM_EXP_SIGN:
-		*why = "digit expected in exponent";
-		return digit ? JSONLEX_NUM_EXP : -1;
-	default:
-		return digit ? JSONLEX_NUM_EXP : 0;
-	}
-}
-
 const char *jsonlex_num_end(int st)
 {
 	switch (st) {

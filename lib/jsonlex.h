@@ -70,9 +70,44 @@ static inline int jsonlex_num_in_digits(int st)
 
 /*
  * The state after byte b in state st; 0 if the number ended before b; -1
- * if b is wrong there, with the reason in *why.
+ * if b is wrong there, with the reason in *why. Inline: the streaming
+ * scanner takes it for every byte of a number that is not a digit run.
  */
-int jsonlex_num_step(int st, unsigned b, const char **why);
+static inline int jsonlex_num_step(int st, unsigned b, const char **why)
+{
+	int digit = jsonlex_is_digit(b), mark = b == 'e' || b == 'E';
+
+	switch (st) {
+	case JSONLEX_NUM_START:
+		*why = "digit expected after '-'";
+		return b == '-' ? JSONLEX_NUM_MINUS : b == '0' ? JSONLEX_NUM_ZERO
+			: digit ? JSONLEX_NUM_INT : -1;
+	case JSONLEX_NUM_MINUS:
+		*why = "digit expected after '-'";
+		return b == '0' ? JSONLEX_NUM_ZERO : digit ? JSONLEX_NUM_INT : -1;
+	case JSONLEX_NUM_ZERO:
+		*why = "leading zero in number";
+		return digit ? -1 : b == '.' ? JSONLEX_NUM_DOT
+			: mark ? JSONLEX_NUM_EXP_MARK : 0;
+	case JSONLEX_NUM_INT:
+		return digit ? JSONLEX_NUM_INT : b == '.' ? JSONLEX_NUM_DOT
+			: mark ? JSONLEX_NUM_EXP_MARK : 0;
+	case JSONLEX_NUM_DOT:
+		*why = "digit expected after '.'";
+		return digit ? JSONLEX_NUM_FRAC : -1;
+	case JSONLEX_NUM_FRAC:
+		return digit ? JSONLEX_NUM_FRAC : mark ? JSONLEX_NUM_EXP_MARK : 0;
+	case JSONLEX_NUM_EXP_MARK:
+		*why = "digit expected in exponent";
+		return digit ? JSONLEX_NUM_EXP
+			: b == '+' || b == '-' ? JSONLEX_NUM_EXP_SIGN : -1;
+	case JSONLEX_NUM_EXP_SIGN:
+		*why = "digit expected in exponent";
+		return digit ? JSONLEX_NUM_EXP : -1;
+	default:
+		return digit ? JSONLEX_NUM_EXP : 0;
+	}
+}
 
 /* Where the input ends in state st: NULL if the number is whole, else why
  * it is not. */

@@ -15,7 +15,25 @@
  * [*lo, *hi] the first of them must be in (the later ones are always
  * 0x80..0xbf); 0 if b cannot start a multibyte sequence.
  */
-unsigned utf8_lead(unsigned b, unsigned char *lo, unsigned char *hi);
+static inline unsigned utf8_lead(unsigned b, unsigned char *lo, unsigned char *hi)
+{
+	*lo = 0x80, *hi = 0xbf;
+	if (b >= 0xc2 && b <= 0xdf)
+		return 1;
+	if (b >= 0xe0 && b <= 0xef) {
+		/* Neither overlong (E0 80..9F) nor a surrogate (ED A0..BF). */
+		*lo = b == 0xe0 ? 0xa0 : 0x80;
+		*hi = b == 0xed ? 0x9f : 0xbf;
+		return 2;
+	}
+	if (b >= 0xf0 && b <= 0xf4) {
+		/* Neither overlong (F0 80..8F) nor beyond U+10FFFF (F4 90..). */
+		*lo = b == 0xf0 ? 0x90 : 0x80;
+		*hi = b == 0xf4 ? 0x8f : 0xbf;
+		return 3;
+	}
+	return 0;
+}
 
 /*
  * The sequence at s[0..n) whose lead byte is >= 0x80: its length with
