@@ -5,7 +5,7 @@
 #                 every test twice (as built, then under AddressSanitizer
 #                 and UBSan); last line counts
 # make bench      run the benchmarks in bench/ against their peers
-# make fuzz       fuzz the frame reader (FUZZ_SECONDS, default 600)
+# make fuzz       run every fuzz target in fuzz/ (FUZZ_SECONDS each, default 600)
 # make install    PREFIX=/usr/local DESTDIR= MANDIR=$(PREFIX)/share/man
 
 PREFIX ?= /usr/local
@@ -90,12 +90,30 @@ bench: deps bench-deps
 	@for b in $(BENCH_SCRIPTS); do sh "$$b" $(BUILD) || exit 1; done
 
 FUZZ_SECONDS ?= 600
-fuzz: deps
-	@mkdir -p build-fuzz/corpus fuzz/corpus/frame
-	clang -std=gnu11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -Ilib \
-		$(PKG_CFLAGS) -o build-fuzz/frame-fuzz fuzz/frame-fuzz.c $(LIB_SRC) $(LIBS)
-	build-fuzz/frame-fuzz -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=512 \
-		-timeout=10 build-fuzz/corpus fuzz/corpus/frame 2>&1 | tail -25
+FUZZ_TARGETS = frame json expr envelope header
+FUZZ_CFLAGS = -std=gnu11 -D_GNU_SOURCE -g -O1 -Ilib $(PKG_CFLAGS)
+FUZZ_OBJ = $(LIB_SRC:lib/%.c=build-fuzz/lib/%.o)
+
+build-fuzz/lib/%.o: lib/%.c lib/*.h
+	@mkdir -p build-fuzz/lib
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link,address,undefined -c -o $@ $<
+
+build-fuzz/%-fuzz: fuzz/%-fuzz.c fuzz/fuzz.h $(FUZZ_OBJ)
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer,address,undefined -o $@ $< \
+		$(FUZZ_OBJ) $(LIBS)
+
+# Each target runs FUZZ_SECONDS on its committed seeds in fuzz/corpus/T
+# and a working corpus in build-fuzz/corpus/T, one after another.
+fuzz: deps $(FUZZ_TARGETS:%=build-fuzz/%-fuzz)
+	@for t in $(FUZZ_TARGETS); do \
+		mkdir -p build-fuzz/corpus/$$t fuzz/corpus/$$t; \
+		echo "fuzz: $$t ($(FUZZ_SECONDS) s)"; \
+		build-fuzz/$$t-fuzz -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=512 \
+			-timeout=10 build-fuzz/corpus/$$t fuzz/corpus/$$t \
+			>build-fuzz/$$t.log 2>&1; \
+		status=$$?; tail -5 build-fuzz/$$t.log; \
+		[ $$status = 0 ] || exit $$status; \
+	done
 
 lint-man:
 	mandoc -Tlint -W warning $(MAN)

@@ -27,21 +27,12 @@
 #include <unistd.h>
 
 #include "frame.h"
+#include "fuzz.h"
 #include "io.h"
 
 static int null_fd = -1, whole_fd = -1, back_fd = -1;
 /* Kept for the whole run: each new one would cost a large allocation. */
 static struct frame_writer null_out, back_out;
-
-#define REQUIRE(cond) do { \
-	if (!(cond)) { \
-		fprintf(stderr, "frame-fuzz: %s:%d: %s\n", __FILE__, __LINE__, #cond); \
-		abort(); \
-	} \
-} while (0)
-
-int LLVMFuzzerInitialize(int *argc, char ***argv);
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
@@ -94,19 +85,6 @@ static void check_headers(const struct headers *h, uint64_t body_len)
 		REQUIRE(memchr(val, '\0', vl) == NULL);
 		REQUIRE(vl == 0 || (val[0] != ' ' && val[0] != '\t' &&
 				    val[vl - 1] != ' ' && val[vl - 1] != '\t'));
-	}
-}
-
-static void same_headers(const struct headers *a, const struct headers *b)
-{
-	REQUIRE(headers_count(a) == headers_count(b));
-	for (size_t i = 0; i < headers_count(a); i++) {
-		size_t an, av, bn, bv;
-		const char *x = headers_name(a, i, &an), *y = headers_name(b, i, &bn);
-		const char *xv = headers_value(a, i, &av), *yv = headers_value(b, i, &bv);
-
-		REQUIRE(an == bn && !memcmp(x, y, an));
-		REQUIRE(av == bv && !memcmp(xv, yv, av));
 	}
 }
 
