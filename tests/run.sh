@@ -22,7 +22,7 @@ case $build in
 esac
 export MSG_BIN
 export MSG_TOP="$top"
-: "${MSG_SUITES-$top/tests/*.bats}"
+: "${MSG_SUITES=$top/tests/*.bats}"
 : "${MSG_UNIT_LIMIT:=300}"
 : "${BATS_TEST_TIMEOUT:=600}"
 : "${MSG_SUITE_LIMIT:=1200}"
