@@ -68,13 +68,14 @@ void tool_init(struct tool *t, int argc, char **argv)
 
 void tool_usage_error(struct tool *t, const char *fmt, ...)
 {
+	struct buf line = BUF_INIT, safe = BUF_INIT;
 	va_list ap;
-	char line[1024];
 
 	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
+	buf_vaddf(&line, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "%s: %s\n%s\n", progname, line, t->usage);
+	diag_escape(&safe, line.ptr, line.len);
+	fprintf(stderr, "%s: %s\n%s\n", progname, safe.ptr, t->usage);
 	exit(EX_USAGE);
 }
 

@@ -311,3 +311,28 @@ Content-Length: 5" ]
 	} | msg-unwrap >out.txt
 	[ "$(cat out.txt)" = "hello you" ]
 }
+
+# ---- control bytes in diagnostics ----
+
+@test "frame: control bytes in a quoted header name are escaped" {
+	printf 'Bad\033[31mName\a: x\nContent-Length: 0\n\n\n' >esc.in
+	run -65 --separate-stderr msg-unwrap <esc.in
+	[ "$stderr" = 'msg-unwrap: stdin: offset 0: invalid header name '\''Bad\x1b[31mName\x07'\''; not a message stream; wrap raw data with msg-wrap' ]
+}
+
+@test "frame: control bytes in a quoted Content-Length are escaped" {
+	printf 'Content-Length: 1\033]0;x\a\n\nx\n' >esc.in
+	run -65 --separate-stderr msg-unwrap <esc.in
+	[ "$stderr" = 'msg-unwrap: stdin: offset 0: invalid Content-Length '\''1\x1b]0;x\x07'\''' ]
+}
+
+@test "frame: control bytes in file names and Message-Ids are escaped" {
+	run -66 --separate-stderr msg-unwrap "$(printf 'no\033[2Jsuch')"
+	[ "$stderr" = 'msg-unwrap: cannot open '\''no\x1b[2Jsuch'\'': No such file or directory' ]
+	printf 'Message-Id: a\033c\nContent-Length: 5\n\nab' >cut.in
+	run -65 --separate-stderr msg-unwrap <cut.in
+	[ "$stderr" = 'msg-unwrap: stdin: offset 37: truncated frame: end of input after 2 of 5 body bytes (Message-Id a\x1bc)' ]
+	# C1 controls in UTF-8 (U+009B, a CSI on some terminals) too; other UTF-8 stays.
+	run -66 --separate-stderr msg-wrap "$(printf 'caf\303\251\302\233x')"
+	[ "$stderr" = "msg-wrap: cannot open 'café\\xc2\\x9bx': No such file or directory" ]
+}
