@@ -337,3 +337,13 @@ Content-Length: 1" ]
 	[ "$(cat out)" = '{"headers":{"X-Bad":"a?b?"},"body":""}' ]
 	jq -e . out >/dev/null
 }
+
+@test "unwrap: -s writes no separator before a truncated frame" {
+	{ frame abc; printf 'Content-Length: 5\n\nde'; } >cut.msg
+	run -65 --separate-stderr msg-unwrap -s '|' --output out cut.msg
+	[ "$stderr" = "msg-unwrap: cut.msg: offset 44: truncated frame: end of input after 2 of 5 body bytes" ]
+	printf 'abc' | cmp - out
+	# An empty body that is whole still gets its separator.
+	{ frame abc; frame ''; } | msg-unwrap -s '|' >out
+	printf 'abc|' | cmp - out
+}
