@@ -197,6 +197,7 @@ static void split_raw(struct tool *t, int fd, const char *name, const char *file
 	struct buf err = BUF_INIT;
 	struct stat st;
 	uint64_t written;
+	enum split_result result;
 	ssize_t r;
 
 	r = xread(rs.fd, rs.buf, 256 * 1024);
@@ -213,8 +214,9 @@ static void split_raw(struct tool *t, int fd, const char *name, const char *file
 	if (file_name)
 		headers_set(&h, "File-Name", file_name);
 	headers_set(&h, "Content-Type", raw_type(&rs));
-	account(t, splitter_run(splitter, &h, &src, t->out, t->invalid, &written, &err),
-		written, NULL, name, &h, &err);
+	/* written is set by the run: read it only after. */
+	result = splitter_run(splitter, &h, &src, t->out, t->invalid, &written, &err);
+	account(t, result, written, NULL, name, &h, &err);
 	free(rs.buf);
 	headers_release(&h);
 	buf_release(&err);
