@@ -121,7 +121,9 @@ static void account(struct tool *t, enum split_result r, uint64_t written,
 				buf_addf(&where, " (Message-Id %s)", id);
 			tool_refuse("%s: %s", where.ptr, err->ptr);
 			buf_release(&where);
+			return;
 		}
+		tool_warn_diverted(t, h, err->ptr);
 		return;
 	}
 }

@@ -356,7 +356,14 @@ Content-Length: 3" ]
 	{"body":"x","body":"y"}	not JSON:
 	EOF
 	run -0 --separate-stderr msg-wrap -e --invalid bad.msg <env.jsonl
-	[ -z "$output" ] && [ -z "$stderr" ]
+	[ -z "$output" ]
+	# One warning a line, in the form of tool_warn_diverted.
+	[ "${#stderr_lines[@]}" = "$n" ]
+	msg-unwrap -H bad.msg | sed -n 's/^Message-Id: //p' >ids
+	paste -d '\t' ids expect | while IFS='	' read -r id error; do
+		printf "msg-wrap: warning: message %s: %s: diverted to 'bad.msg'\n" "$id" "${error#Error: msg-wrap: }"
+	done >want
+	printf '%s\n' "$stderr" | sed 's/\(: not JSON:\).*\(: diverted to\)/\1\2/' | cmp - want
 	# What follows "not JSON:" is the JSON parser's own wording.
 	msg-unwrap -H bad.msg | grep '^Error: ' | sed 's/\(: not JSON:\).*/\1/' | cmp - expect
 	# Each invalid message's body is its line, without the LF.
@@ -367,7 +374,9 @@ Content-Length: 3" ]
 @test "wrap: --invalid takes bad envelope lines with an Error header" {
 	printf '%s\n' '{"body":"one"}' '{"body":2}' '{"body":"three"}' '[2]' '{"body":"five"}' >env.jsonl
 	run -0 --separate-stderr msg-wrap -e --invalid bad.msg env.jsonl
-	[ -z "$stderr" ]
+	msg-unwrap -H bad.msg | sed -n 's/^Message-Id: //p' >ids
+	[ "$stderr" = "msg-wrap: warning: message $(sed -n 1p ids): File-Name env.jsonl: env.jsonl: line 2: invalid envelope: \"body\" is not a string: diverted to 'bad.msg'
+msg-wrap: warning: message $(sed -n 2p ids): File-Name env.jsonl: env.jsonl: line 4: invalid envelope: not a JSON object: diverted to 'bad.msg'" ]
 	[ "$(printf '%s\n' "$output" | msg-unwrap -s '|')" = "one|three|five" ]
 	[ "$(msg-unwrap -s '|' bad.msg)" = '{"body":2}|[2]' ]
 	run -0 sh -c 'msg-unwrap -H bad.msg | grep -E "^(Error|File-Name|Content-Type): "'

@@ -248,7 +248,7 @@ listing() {
 		frame C 'Message-Id: m3' 'Order-Id: 3'
 	} >in.msg
 	run -0 --separate-stderr msg-unwrap -d out -n 'order-{Order-Id}.txt' --invalid bad.msg in.msg
-	[ -z "$stderr" ]
+	[ "$stderr" = "msg-unwrap: warning: message m2: no header 'Order-Id' for the file name: diverted to 'bad.msg'" ]
 	[ "$(listing out)" = "order-1.txt order-3.txt " ]
 	msg-unwrap -H bad.msg >h
 	[ "$(cat h)" = "Message-Id: m2
