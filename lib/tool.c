@@ -260,6 +260,25 @@ void tool_warn_diverted(struct tool *t, const struct headers *h,
 	buf_release(&line);
 }
 
+void tool_invalid_refuse(struct tool *t, const struct headers *h,
+			 const char *reason)
+{
+	const char *id = headers_get(h, "Message-Id");
+	struct buf where = BUF_INIT;
+
+	/* Name the message by its place in the input, when it came from
+	 * one. */
+	if (t->current) {
+		buf_addf(&where, "%s: message %llu", t->current->name,
+			 (unsigned long long)t->current->frames);
+		if (id)
+			buf_addf(&where, " (Message-Id %s)", id);
+		buf_addstr(&where, ": ");
+	}
+	tool_refuse("%s%s", where.ptr, reason);
+	buf_release(&where);
+}
+
 int tool_invalid_begin(struct tool *t, struct headers *h, uint64_t len,
 		       const char *fmt, ...)
 {
@@ -271,19 +290,7 @@ int tool_invalid_begin(struct tool *t, struct headers *h, uint64_t len,
 	va_end(ap);
 	tool_count(t, "invalid");
 	if (!t->invalid) {
-		struct buf where = BUF_INIT;
-		const char *id = headers_get(h, "Message-Id");
-		/* Name the message by its place in the input, when it came
-		 * from one. */
-		if (t->current) {
-			buf_addf(&where, "%s: message %llu", t->current->name,
-				 (unsigned long long)t->current->frames);
-			if (id)
-				buf_addf(&where, " (Message-Id %s)", id);
-			buf_addstr(&where, ": ");
-		}
-		tool_refuse("%s%s", where.ptr, reason.ptr);
-		buf_release(&where);
+		tool_invalid_refuse(t, h, reason.ptr);
 		buf_release(&reason);
 		return 0;
 	}

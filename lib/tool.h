@@ -124,6 +124,9 @@ int tool_write(struct frame_writer *fw, const struct headers *h,
 int tool_invalid(struct tool *t, struct headers *h, const void *body,
 		 size_t len, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
+/* Without --invalid: name the message and refuse it (tool_refuse). */
+void tool_invalid_refuse(struct tool *t, const struct headers *h,
+			 const char *reason);
 /* The same for a body the caller then writes to t->invalid, ending the
  * frame itself: 1 when this began it there, 0 when the message was
  * refused (nothing to write). */

@@ -449,6 +449,15 @@ Message-History: hop
 Content-Length: 1" ]
 }
 
+@test "frame limit: msg-tap stops at a message Message-History would make too big" {
+	{ frame x 'Message-Id: m1'; frame y 'Message-Id: m2' "X: $(as 65480)"; frame z; } >in.msg
+	run -65 --separate-stderr env MSG_HISTORY=hop msg-tap --output out.msg tap.msg <in.msg
+	[ "$stderr" = "msg-tap: stdin: message 2 (Message-Id m2): header block over 64 KiB (65539 bytes): header 'X' is 65483 bytes" ]
+	# What came before is out, whole and readable, on both sides.
+	[ "$(msg-unwrap out.msg)" = x ]
+	[ "$(msg-unwrap tap.msg)" = x ]
+}
+
 @test "frame limit: an Error text is cut so the invalid message fits" {
 	local name
 	name=$(head -c 120 /dev/zero | tr '\0' N)
