@@ -100,3 +100,19 @@ msg-split: stats: in 4, out 2, invalid 1, empty 0, expired 1" ]
 	[ "$(ls dead/new | wc -l)" = 1 ]
 	cmp dead/new/* <(frame old 'Message-Id: id-old' "Expires: $PAST" 'Error: msg-unwrap: message expired')
 }
+
+@test "expires: an expired message near the header-block limit still fits the dead-letter channel" {
+	{ frame old 'Message-Id: e1' "Expires: $PAST" "X: $(head -c 65440 /dev/zero | tr '\0' a)"
+	  frame live 'Message-Id: e2'; } >in.msg
+	run -0 --separate-stderr msg-unwrap --dead-letter dead.msg in.msg
+	[ "$output" = live ]
+	[ -z "$stderr" ]
+	# No room for even a short Error: the longest header goes, named, and
+	# the frame is one a reader takes.
+	run -0 msg-unwrap -H dead.msg
+	[ "$output" = "Message-Id: e1
+Expires: $PAST
+Error: msg-unwrap: message expired; header 'X' of 65440 bytes dropped
+Content-Length: 3" ]
+	[ "$(tail -c 4 dead.msg)" = old ]
+}
