@@ -881,10 +881,11 @@ static int divert(struct frame_writer *invalid, struct headers *parent,
 		  const char *body, size_t len, struct tee *t, const char *reason)
 {
 	struct buf e = BUF_INIT;
+	uint64_t body_len = body ? len : t ? t->bytes : 0;
 	int r = 0;
 
 	buf_addf(&e, "%s: %s", progname, reason);
-	frame_set_error(parent, body || !t ? (body ? len : 0) : t->bytes, e.ptr);
+	frame_set_error(parent, body_len, e.ptr);
 	buf_release(&e);
 	if (body || !t)
 		return frame_writer_write(invalid, parent, body ? body : "", body ? len : 0);
