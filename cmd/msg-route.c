@@ -176,7 +176,7 @@ static void dead_letter(struct headers *h, const char *body, size_t len,
 	}
 	w = out.v[dead_letter_channel].w;
 	buf_addf(&e, "%s: %s", progname, why);
-	headers_set(h, "Error", e.ptr);
+	frame_set_error(h, len, e.ptr);
 	buf_release(&e);
 	if (frame_writer_write(w, h, body, len) < 0)
 		die(EX_IOERR, "cannot write '%s': %s", out.v[dead_letter_channel].addr,
@@ -245,6 +245,16 @@ static int route_frame(struct tool *t, struct frame_reader *fr, struct headers *
 		counters[C_EXPIRED].n++;
 		dead_letter(h, body.ptr, body.len, "message expired");
 		return 0;
+	}
+	/* Message-History makes the block grow: past the limit, no channel
+	 * could take the message. */
+	if (frame_history_on() &&
+	    frame_header_size(h, frame_reader_body_length(fr)) > FRAME_HEADER_MAX) {
+		if (!loaded && frame_reader_body(fr, &body) < 0)
+			return -1;
+		buf_reset(&err);
+		frame_header_too_big(&err, h, body.len);
+		return tool_invalid(t, h, body.ptr, body.len, "%s", err.ptr);
 	}
 	expr_env_bind(env, h, loaded ? body.ptr : NULL, loaded ? body.len : 0);
 	r = router_decide(&router, &out, h, &dest, &err);

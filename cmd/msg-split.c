@@ -121,7 +121,9 @@ static void account(struct tool *t, enum split_result r, uint64_t written,
 				buf_addf(&where, " (Message-Id %s)", id);
 			tool_refuse("%s: %s", where.ptr, err->ptr);
 			buf_release(&where);
+			return;
 		}
+		tool_warn_diverted(t, h, err->ptr);
 		return;
 	}
 }
@@ -197,6 +199,7 @@ static void split_raw(struct tool *t, int fd, const char *name, const char *file
 	struct buf err = BUF_INIT;
 	struct stat st;
 	uint64_t written;
+	enum split_result result;
 	ssize_t r;
 
 	r = xread(rs.fd, rs.buf, 256 * 1024);
@@ -213,8 +216,9 @@ static void split_raw(struct tool *t, int fd, const char *name, const char *file
 	if (file_name)
 		headers_set(&h, "File-Name", file_name);
 	headers_set(&h, "Content-Type", raw_type(&rs));
-	account(t, splitter_run(splitter, &h, &src, t->out, t->invalid, &written, &err),
-		written, NULL, name, &h, &err);
+	/* written is set by the run: read it only after. */
+	result = splitter_run(splitter, &h, &src, t->out, t->invalid, &written, &err);
+	account(t, result, written, NULL, name, &h, &err);
 	free(rs.buf);
 	headers_release(&h);
 	buf_release(&err);

@@ -229,6 +229,17 @@ static int tap_frame(struct tool *t, struct frame_reader *fr, struct headers *h)
 	int body_for_when = when && (expr_needs(when) & EXPR_NEEDS_BODY);
 
 	counters[C_IN].n++;
+	/* Message-History makes the block grow: past the limit, neither
+	 * stdout nor a tap could take the message. */
+	if (frame_history_on() &&
+	    frame_header_size(h, frame_reader_body_length(fr)) > FRAME_HEADER_MAX) {
+		buf_reset(&err);
+		frame_header_too_big(&err, h, frame_reader_body_length(fr));
+		/* Exit 65, or, from a dir: input, its file is set aside. */
+		tool_invalid_refuse(t, h, err.ptr);
+		buf_release(&err);
+		return frame_reader_skip(fr);
+	}
 	/* The header block as it came, for a byte-for-byte copy. */
 	frame_reader_header_block(fr, &p, &n);
 	buf_reset(&block);

@@ -286,7 +286,8 @@ static int translate_frame(struct tool *t, struct frame_reader *fr, struct heade
 	}
 	if (apply_ops(&out, &why) < 0)
 		return tool_invalid(t, h, body.ptr, body.len, "%s", why.ptr);
-	tool_write(t->out, &out, result->ptr, result->len);
+	if (tool_write(t->out, &out, result->ptr, result->len, &why) < 0)
+		return tool_invalid(t, h, body.ptr, body.len, "%s", why.ptr);
 	counters[C_OUT].n++;
 	return 0;
 }

@@ -239,10 +239,15 @@ static int unwrap_frame(struct tool *t, struct frame_reader *fr, struct headers 
 			tool_writer_failed(t->out);
 		return frame_reader_skip(fr);
 	case MODE_BODIES:
+		/* The separator waits for the body's first piece (or its
+		 * end): a frame found truncated gets none. */
+		r = frame_reader_chunk(fr, &p, &n);
+		if (r < 0)
+			return -1;
 		if (counters[C_OUT].n && opt.separator.len &&
 		    frame_writer_raw(t->out, opt.separator.ptr, opt.separator.len) < 0)
 			tool_writer_failed(t->out);
-		while ((r = frame_reader_chunk(fr, &p, &n)) > 0)
+		for (; r > 0; r = frame_reader_chunk(fr, &p, &n))
 			if (frame_writer_raw(t->out, p, n) < 0)
 				tool_writer_failed(t->out);
 		if (r < 0)

@@ -101,10 +101,73 @@ static void file_name_header(struct headers *h, const struct input *in)
 		headers_set(h, "File-Name", in->file_name);
 }
 
-static void emit(struct tool *t, struct headers *h, const char *body, size_t n)
+/*
+ * A message whose header block would be over the limit (an envelope's
+ * header, -H, history) is invalid: what it was made from goes to
+ * --invalid under only the headers msg-wrap gives raw data.
+ */
+static void plain_headers(struct headers *plain, const struct headers *h)
 {
-	tool_write(t->out, h, body, n);
-	counters[C_OUT].n++;
+	static const char *const kept[] = {
+		"Message-Id", "Timestamp", "File-Name", "Content-Type",
+	};
+
+	headers_reset(plain);
+	for (size_t i = 0; i < sizeof(kept) / sizeof(kept[0]); i++) {
+		const char *v = headers_get(h, kept[i]);
+		if (v)
+			headers_set(plain, kept[i], v);
+	}
+}
+
+/* Where a message came from, for its diagnostic: "NAME[: line N]: ". */
+static void where(struct buf *out, const struct input *in,
+		  unsigned long long lineno)
+{
+	buf_reset(out);
+	buf_addstr(out, in->name);
+	if (lineno)
+		buf_addf(out, ": line %llu", lineno);
+	buf_addstr(out, ": ");
+}
+
+/* One message made from a line: raw is the line (the message's body
+ * for -l, the envelope for -e). */
+static void emit(struct tool *t, struct headers *h, const char *body, size_t n,
+		 const struct input *in, unsigned long long lineno,
+		 const char *raw, size_t raw_len)
+{
+	struct headers plain = HEADERS_INIT;
+	struct buf why = BUF_INIT;
+
+	where(&why, in, lineno);
+	if (tool_write(t->out, h, body, n, &why) == 0) {
+		counters[C_OUT].n++;
+		buf_release(&why);
+		return;
+	}
+	plain_headers(&plain, h);
+	if (opt.mode == MODE_ENVELOPE)
+		headers_set(&plain, "Content-Type", "application/json");
+	tool_invalid(t, &plain, raw, raw_len, "%s", why.ptr);
+	headers_release(&plain);
+	buf_release(&why);
+}
+
+/* The body of the frame begun on fw, and its end. */
+static void copy_body(struct raw_input *ri, struct frame_writer *fw)
+{
+	struct buf err = BUF_INIT;
+	int write_failed;
+
+	if (raw_input_copy(ri, fw, &err, &write_failed) < 0) {
+		if (write_failed)
+			tool_writer_failed(fw);
+		die(EX_IOERR, "%s", err.ptr);
+	}
+	if (frame_writer_end(fw) < 0)
+		tool_writer_failed(fw);
+	buf_release(&err);
 }
 
 /* The whole input is one message. */
@@ -113,7 +176,6 @@ static void wrap_whole(struct tool *t, int fd, const struct input *in)
 	struct raw_input ri;
 	struct buf err = BUF_INIT;
 	struct headers h = HEADERS_INIT;
-	int write_failed;
 
 	if (raw_input_open(&ri, fd, in->name, &err) < 0)
 		die(EX_IOERR, "%s", err.ptr);
@@ -122,16 +184,23 @@ static void wrap_whole(struct tool *t, int fd, const struct input *in)
 	message_stamp(&h);
 	file_name_header(&h, in);
 	finish_headers(&h, raw_input_type(&ri));
-	if (frame_writer_begin(t->out, &h, ri.len) < 0)
+	if (frame_writer_begin(t->out, &h, ri.len) == 0) {
+		copy_body(&ri, t->out);
+		counters[C_OUT].n++;
+	} else if (errno == EMSGSIZE) {
+		struct headers plain = HEADERS_INIT;
+		struct buf why = BUF_INIT;
+
+		where(&why, in, 0);
+		frame_header_too_big(&why, &h, ri.len);
+		plain_headers(&plain, &h);
+		if (tool_invalid_begin(t, &plain, ri.len, "%s", why.ptr))
+			copy_body(&ri, t->invalid);
+		headers_release(&plain);
+		buf_release(&why);
+	} else {
 		tool_writer_failed(t->out);
-	if (raw_input_copy(&ri, t->out, &err, &write_failed) < 0) {
-		if (write_failed)
-			tool_writer_failed(t->out);
-		die(EX_IOERR, "%s", err.ptr);
 	}
-	if (frame_writer_end(t->out) < 0)
-		tool_writer_failed(t->out);
-	counters[C_OUT].n++;
 	raw_input_release(&ri);
 	headers_release(&h);
 	buf_release(&err);
@@ -187,13 +256,12 @@ static struct headers line_headers = HEADERS_INIT;
 static void wrap_line(struct tool *t, const char *p, size_t n,
 		      const struct input *in, unsigned long long lineno)
 {
-	(void)lineno;
 	counters[C_IN].n++;
 	headers_reset(&line_headers);
 	message_stamp(&line_headers);
 	file_name_header(&line_headers, in);
 	finish_headers(&line_headers, message_detect_type(p, n, NULL, 0));
-	emit(t, &line_headers, p, n);
+	emit(t, &line_headers, p, n, in, lineno, p, n);
 }
 
 static struct buf envelope_body = BUF_INIT;
@@ -223,7 +291,8 @@ static void wrap_envelope(struct tool *t, const char *p, size_t n,
 	}
 	finish_headers(&line_headers, message_detect_type(envelope_body.ptr,
 							  envelope_body.len, NULL, 0));
-	emit(t, &line_headers, envelope_body.ptr, envelope_body.len);
+	emit(t, &line_headers, envelope_body.ptr, envelope_body.len, in, lineno,
+	     p, n);
 }
 
 static void wrap_input(struct tool *t, int fd, const char *name, const char *file_name)
@@ -258,6 +327,11 @@ int main(int argc, char **argv)
 	headers_init(&opt.extra);
 	tool_init(&t, argc, argv);
 	first = tool_parse(&t, argc, argv);
+	if (frame_header_size(&opt.extra, 0) > FRAME_HEADER_MAX) {
+		struct buf why = BUF_INIT;
+		frame_header_too_big(&why, &opt.extra, 0);
+		tool_usage_error(&t, "-H: %s", why.ptr);
+	}
 	tool_open_outputs(&t);
 	tool_each_raw(&t, argc - first, argv + first, wrap_input);
 	tool_finish(&t);

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
+
 const char *progname = "msg";
 static void (*exit_hook)(int code);
 
@@ -24,18 +26,61 @@ void diag_set_exit_hook(void (*hook)(int code))
 	exit_hook = hook;
 }
 
+/* Length of the well-formed UTF-8 sequence at p (2 to 4 bytes) that is
+ * not a C1 control, or 0. */
+static size_t printable_utf8(const unsigned char *p, size_t n)
+{
+	size_t len = p[0] >= 0xf0 && p[0] <= 0xf4 ? 4
+		   : p[0] >= 0xe0 ? (p[0] <= 0xef ? 3 : 0)
+		   : p[0] >= 0xc2 ? 2 : 0;
+
+	if (!len || len > n)
+		return 0;
+	for (size_t i = 1; i < len; i++)
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+	if (p[0] == 0xc2 && p[1] < 0xa0)
+		return 0;	/* U+0080..U+009F: C1 controls, CSI among them */
+	return len;
+}
+
+void diag_escape(struct buf *out, const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	static const char hex[] = "0123456789abcdef";
+
+	for (size_t i = 0; i < n;) {
+		size_t len = p[i] < 0x80 ? (p[i] >= 0x20 && p[i] != 0x7f)
+					 : printable_utf8(p + i, n - i);
+
+		if (len) {
+			buf_add(out, p + i, len);
+			i += len;
+			continue;
+		}
+		buf_add(out, "\\x", 2);
+		buf_addch(out, hex[p[i] >> 4]);
+		buf_addch(out, hex[p[i] & 15]);
+		i++;
+	}
+}
+
+/* One line on stderr; what it quotes from input may hold any byte, so
+ * control bytes are escaped here, once for every diagnostic. */
 static void vreport(const char *fmt, va_list ap, int err)
 {
-	char line[4096];
-	int n = snprintf(line, sizeof(line), "%s: ", progname);
+	struct buf line = BUF_INIT, safe = BUF_INIT;
 
-	if (n > 0 && (size_t)n < sizeof(line))
-		vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
-	if (err) {
-		size_t len = strlen(line);
-		snprintf(line + len, sizeof(line) - len, ": %s", strerror(err));
-	}
-	fprintf(stderr, "%s\n", line);
+	buf_addf(&line, "%s: ", progname);
+	buf_vaddf(&line, fmt, ap);
+	if (err)
+		buf_addf(&line, ": %s", strerror(err));
+	diag_escape(&safe, line.ptr, line.len);
+	buf_addch(&safe, '\n');
+	fwrite(safe.ptr, 1, safe.len, stderr);
+	fflush(stderr);
+	buf_release(&line);
+	buf_release(&safe);
 }
 
 void warnx_msg(const char *fmt, ...)

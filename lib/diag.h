@@ -7,11 +7,21 @@
 #define MSG_DIAG_H
 
 #include <stdarg.h>
+#include <stddef.h>
 #include <sysexits.h>
 
 extern const char *progname;
 
+struct buf;
+
 void diag_init(const char *argv0);
+/*
+ * Append s[0..n) to out as a diagnostic quotes it: control bytes (C0, DEL,
+ * and C1 whether raw or UTF-8 encoded) and bytes that are not UTF-8 become
+ * \xHH, so no input can drive the terminal. Every diagnostic goes
+ * through it.
+ */
+void diag_escape(struct buf *out, const char *s, size_t n);
 void warnx_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Like warnx_msg with ": strerror(errno)" appended. */
 void warn_errno(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

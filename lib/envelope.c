@@ -1,7 +1,9 @@
 /* envelope: JSON envelopes of messages (jansson). */
 #include "envelope.h"
 
+#include <errno.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -146,11 +148,122 @@ static int parse_headers(json_t *obj, struct headers *h, struct buf *err)
 	return 0;
 }
 
+/* Length of the JSON number at p (RFC 8259 grammar), or 0. */
+static size_t json_number_length(const char *p, size_t n)
+{
+	size_t i = 0, digits;
+
+	if (i < n && p[i] == '-')
+		i++;
+	if (i < n && p[i] == '0')
+		i++;
+	else if (i < n && p[i] >= '1' && p[i] <= '9')
+		while (i < n && p[i] >= '0' && p[i] <= '9')
+			i++;
+	else
+		return 0;
+	if (i < n && p[i] == '.') {
+		for (digits = 0, i++; i < n && p[i] >= '0' && p[i] <= '9'; i++)
+			digits++;
+		if (!digits)
+			return 0;
+	}
+	if (i < n && (p[i] == 'e' || p[i] == 'E')) {
+		i++;
+		if (i < n && (p[i] == '+' || p[i] == '-'))
+			i++;
+		for (digits = 0; i < n && p[i] >= '0' && p[i] <= '9'; i++)
+			digits++;
+		if (!digits)
+			return 0;
+	}
+	return i;
+}
+
+/* Does jansson refuse this number: an integer outside int64, or a real
+ * whose magnitude overflows a double? */
+static int number_too_wide(const char *p, size_t n)
+{
+	char *text = xmemdup(p, n);
+	int wide;
+
+	errno = 0;
+	if (strpbrk(text, ".eE")) {
+		double d = strtod(text, NULL);
+		wide = errno == ERANGE && isinf(d);
+	} else {
+		(void)strtoll(text, NULL, 10);
+		wide = errno == ERANGE;
+	}
+	free(text);
+	return wide;
+}
+
+/*
+ * Header values that are valid JSON numbers too wide for jansson become
+ * strings of their own text, so they are kept as written. Only inside
+ * "headers" (nesting 2 and deeper): elsewhere a number is refused anyway.
+ * Returns how many were quoted.
+ */
+static size_t quote_wide_numbers(const char *p, size_t n, struct buf *out)
+{
+	size_t i = 0, done = 0, quoted = 0;
+	int depth = 0;
+
+	while (i < n) {
+		size_t len;
+
+		if (p[i] == '"') {
+			for (i++; i < n && p[i] != '"'; i++)
+				if (p[i] == '\\')
+					i++;
+			i++;
+		} else if (p[i] == '{' || p[i] == '[') {
+			depth++, i++;
+		} else if (p[i] == '}' || p[i] == ']') {
+			depth--, i++;
+		} else if ((p[i] == '-' || (p[i] >= '0' && p[i] <= '9')) &&
+			   (len = json_number_length(p + i, n - i))) {
+			if (depth >= 2 && number_too_wide(p + i, len)) {
+				buf_add(out, p + done, i - done);
+				buf_addch(out, '"');
+				buf_add(out, p + i, len);
+				buf_addch(out, '"');
+				done = i + len;
+				quoted++;
+			}
+			i += len;
+		} else {
+			i++;
+		}
+	}
+	if (quoted && done < n)
+		buf_add(out, p + done, n - done);
+	return quoted;
+}
+
+/* Parse with jansson; numbers it cannot hold are kept as text. */
+static json_t *load_envelope(const char *text, size_t n, json_error_t *je)
+{
+	const size_t flags = JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL;
+	json_t *root = json_loadb(text, n, flags, je);
+	struct buf widened = BUF_INIT;
+
+	if (!root && quote_wide_numbers(text, n, &widened)) {
+		json_error_t again;
+		root = json_loadb(widened.ptr, widened.len, flags, &again);
+		if (!root)
+			*je = again;
+	}
+	buf_release(&widened);
+	return root;
+}
+
 int envelope_parse(const char *text, size_t n, struct headers *h,
 		   struct buf *body, struct buf *err)
 {
 	json_error_t je;
-	json_t *root = json_loadb(text, n, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &je);
+	json_t *root = load_envelope(text, n, &je);
 	const char *key;
 	json_t *v;
 	int have_body = 0, r = -1;

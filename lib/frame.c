@@ -20,6 +20,8 @@ static const char raw_hint[] = "; not a message stream; wrap raw data with msg-w
 
 static int starts_like_frame(const char *p, size_t n);
 #define WRITE_FLUSH_AT (64 * 1024)
+/* The least of an Error text kept before the message's own headers go. */
+#define ERROR_KEEP_MIN 64
 
 /* ---- reader ---- */
 
@@ -699,6 +701,99 @@ void frame_format_header(struct buf *out, const struct headers *h,
 	buf_add(out, "\n\n", 2);
 }
 
+size_t frame_header_size(const struct headers *h, uint64_t body_len)
+{
+	struct buf block = BUF_INIT;
+	size_t n;
+
+	frame_format_header(&block, h, body_len);
+	n = block.len;
+	buf_release(&block);
+	return n;
+}
+
+void frame_header_too_big(struct buf *why, const struct headers *h,
+			  uint64_t body_len)
+{
+	struct buf block = BUF_INIT;
+	const char *line = NULL;
+	size_t longest = 0;
+
+	frame_format_header(&block, h, body_len);
+	/* Name the longest line: the header that does not fit. */
+	for (const char *p = block.ptr, *end = block.ptr + block.len; p < end;) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		if ((size_t)(nl - p) > longest) {
+			longest = (size_t)(nl - p);
+			line = p;
+		}
+		p = nl + 1;
+	}
+	buf_addf(why, "header block over 64 KiB (%zu bytes): header '%.*s' is %zu bytes",
+		 block.len, (int)(strchr(line, ':') - line), line, longest);
+	buf_release(&block);
+}
+
+/* The header (Error aside) with the longest value, or -1. */
+static long longest_header(const struct headers *h)
+{
+	long best = -1;
+	size_t best_len = 0;
+
+	for (size_t i = 0; i < headers_count(h); i++) {
+		size_t nl, vl;
+		const char *n = headers_name(h, i, &nl);
+
+		headers_value(h, i, &vl);
+		if (!header_name_eq(n, nl, "Error", 5) && (best < 0 || vl > best_len)) {
+			best = (long)i;
+			best_len = vl;
+		}
+	}
+	return best;
+}
+
+void frame_set_error(struct headers *h, uint64_t body_len, const char *text)
+{
+	struct buf error = BUF_INIT, dropped = BUF_INIT;
+	size_t full = strlen(text), keep = full, size;
+
+	for (;;) {
+		buf_reset(&error);
+		buf_add(&error, text, keep);
+		if (keep < full)
+			buf_addstr(&error, "...");
+		buf_add(&error, dropped.ptr, dropped.len);
+		headers_set(h, "Error", error.ptr);
+		size = frame_header_size(h, body_len);
+		if (size <= FRAME_HEADER_MAX)
+			break;
+		if (keep > size - FRAME_HEADER_MAX + ERROR_KEEP_MIN) {
+			/* Cut the text, never inside a UTF-8 sequence. */
+			keep -= size - FRAME_HEADER_MAX + (keep < full ? 0 : 3);
+			while (keep && (text[keep] & 0xc0) == 0x80)
+				keep--;
+			continue;
+		}
+		/* Even a short reason leaves no room: the message's own
+		 * headers are too big, so the longest goes, named. */
+		long i = longest_header(h);
+		size_t nl, vl;
+		const char *name;
+
+		if (i < 0)
+			break;	/* only $MSG_HISTORY is left: no writer can */
+		name = headers_name(h, (size_t)i, &nl);
+		headers_value(h, (size_t)i, &vl);
+		buf_addf(&dropped, "; header '%.*s' of %zu bytes dropped", (int)nl,
+			 name, vl);
+		headers_remove(h, name);
+		keep = full;
+	}
+	buf_release(&error);
+	buf_release(&dropped);
+}
+
 static int begin_checks(struct frame_writer *fw)
 {
 	if (fw->err) {
@@ -707,7 +802,12 @@ static int begin_checks(struct frame_writer *fw)
 	}
 	if (fw->in_frame)
 		die(EX_SOFTWARE, "frame_writer_begin inside a frame on '%s'", fw->name);
-	/* A spool writer starts a new file for every frame. */
+	return 0;
+}
+
+/* A spool writer starts a new file for every frame. */
+static int begin_file(struct frame_writer *fw)
+{
 	if (fw->spool && (fw->fd = spool_begin(fw->spool)) < 0)
 		return set_failed(fw, errno);
 	return 0;
@@ -716,10 +816,23 @@ static int begin_checks(struct frame_writer *fw)
 int frame_writer_begin(struct frame_writer *fw, const struct headers *h,
 		       uint64_t body_len)
 {
+	size_t start = fw->out.len;
+
 	if (begin_checks(fw) < 0)
 		return -1;
-	fw->frame_start = fw->out.len;
 	frame_format_header(&fw->out, h, body_len);
+	/* A block no reader would take is refused here, for this message
+	 * only: the writer stays healthy. */
+	if (fw->out.len - start > FRAME_HEADER_MAX) {
+		buf_setlen(&fw->out, start);
+		errno = EMSGSIZE;
+		return -1;
+	}
+	if (begin_file(fw) < 0) {
+		buf_setlen(&fw->out, start);
+		return -1;
+	}
+	fw->frame_start = start;
 	fw->in_frame = 1;
 	fw->body_left = body_len;
 	return 0;
@@ -728,7 +841,7 @@ int frame_writer_begin(struct frame_writer *fw, const struct headers *h,
 int frame_writer_begin_raw(struct frame_writer *fw, const char *block,
 			   size_t n, uint64_t body_len)
 {
-	if (begin_checks(fw) < 0)
+	if (begin_checks(fw) < 0 || begin_file(fw) < 0)
 		return -1;
 	fw->frame_start = fw->out.len;
 	buf_add(&fw->out, block, n);
@@ -815,7 +928,7 @@ int frame_writer_whole(struct frame_writer *fw, const char *frame, size_t n)
 {
 	if (!fw->spool)
 		return frame_writer_raw(fw, frame, n);
-	if (begin_checks(fw) < 0)
+	if (begin_checks(fw) < 0 || begin_file(fw) < 0)
 		return -1;
 	if (write_all(fw->fd, frame, n) < 0) {
 		int err = errno;

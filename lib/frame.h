@@ -118,6 +118,9 @@ void frame_writer_release(struct frame_writer *fw);
  * body_len (any Content-Length in h is ignored) and, when $MSG_HISTORY is
  * set, its value appended to Message-History. Then body_len bytes through
  * frame_writer_body and frame_writer_end. All return 0 or -1 (errno).
+ * A header block over FRAME_HEADER_MAX is refused with EMSGSIZE and
+ * nothing written: that message is invalid (frame_header_too_big says
+ * why), the writer goes on.
  */
 int frame_writer_begin(struct frame_writer *fw, const struct headers *h,
 		       uint64_t body_len);
@@ -140,6 +143,19 @@ int frame_writer_close(struct frame_writer *fw);
 /* The header block of (h, body_len) as frame_writer_begin writes it. */
 void frame_format_header(struct buf *out, const struct headers *h,
 			 uint64_t body_len);
+/* The size of that block. */
+size_t frame_header_size(const struct headers *h, uint64_t body_len);
+/* Append why (h, body_len) cannot be written: the block's size and its
+ * longest header, named. */
+void frame_header_too_big(struct buf *why, const struct headers *h,
+			  uint64_t body_len);
+/*
+ * Set Error to text on a message being diverted, so that it can always be
+ * written: the text is cut (ending in "...") to the room the block has.
+ * If the message's own headers leave no room even for a short reason,
+ * the longest ones are removed, each named in the Error text.
+ */
+void frame_set_error(struct headers *h, uint64_t body_len, const char *text);
 /* Is $MSG_HISTORY set (so frames do not pass byte for byte)? */
 int frame_history_on(void);
 

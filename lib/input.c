@@ -138,7 +138,7 @@ static int divert_expired(struct tool *t, struct frame_reader *fr, struct header
 		return frame_reader_skip(fr) < 0 ? -1 : 1;
 	}
 	buf_addf(&why, "%s: message expired", progname);
-	headers_set(h, "Error", why.ptr);
+	frame_set_error(h, frame_reader_body_length(fr), why.ptr);
 	buf_release(&why);
 	return copy_frame(fr, h, t->dead_letter) < 0 ? -1 : 1;
 }
@@ -163,6 +163,7 @@ static void divert_file(struct tool *t, int fd, const char *reason)
 	headers_set(&h, "Content-Type", "application/octet-stream");
 	buf_addf(&err, "%s: %s", progname, reason);
 	headers_set(&h, "Error", err.ptr);
+	tool_warn_diverted(t, &h, reason);
 	if (frame_writer_begin(t->invalid, &h, (uint64_t)st.st_size) < 0)
 		tool_writer_failed(t->invalid);
 	while (at < st.st_size) {

@@ -66,10 +66,13 @@ int raw_input_open(struct raw_input *ri, int fd, const char *name,
 	ri->spool_fd = -1;
 	ri->name = name;
 	buf_init(&ri->head, 0);
+	/* A regular file of size 0 may still have content (procfs): it is
+	 * read to its end like a pipe, which also gives an empty body for
+	 * an empty one. */
 	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-	    (at = lseek(fd, 0, SEEK_CUR)) >= 0) {
+	    (at = lseek(fd, 0, SEEK_CUR)) >= 0 && st.st_size > at) {
 		/* A regular file: its size now is the body length. */
-		ri->len = st.st_size > at ? (uint64_t)(st.st_size - at) : 0;
+		ri->len = (uint64_t)(st.st_size - at);
 		if (read_to_end(fd, &ri->head,
 				ri->len < RAWIN_MEMORY ? ri->len : RAWIN_MEMORY) < 0)
 			goto read_fail;

@@ -55,6 +55,7 @@ struct sink {
 	struct buf pend_body;
 	int pending;
 	int write_failed;
+	struct buf too_big;	/* why a child's header block would not fit */
 };
 
 static void sink_init(struct sink *k, struct splitter *s, struct frame_writer *out,
@@ -68,6 +69,7 @@ static void sink_init(struct sink *k, struct splitter *s, struct frame_writer *o
 	k->out = out;
 	k->parent = parent;
 	buf_init(&k->stack, 0);
+	buf_init(&k->too_big, 0);
 	buf_init(&k->gbody, 0);
 	buf_init(&k->gwrap_open, 0);
 	buf_init(&k->gwrap_close, 0);
@@ -94,6 +96,7 @@ static void sink_init(struct sink *k, struct splitter *s, struct frame_writer *o
 static void sink_release(struct sink *k)
 {
 	buf_release(&k->stack);
+	buf_release(&k->too_big);
 	buf_release(&k->gbody);
 	buf_release(&k->gwrap_open);
 	buf_release(&k->gwrap_close);
@@ -106,7 +109,12 @@ static int write_child(struct sink *k, const struct headers *h, const char *body
 		       size_t len)
 {
 	if (frame_writer_write(k->out, h, body, len) < 0) {
-		k->write_failed = 1;
+		/* Too big is the parent's fault (--header values), not
+		 * the output's. */
+		if (errno == EMSGSIZE)
+			frame_header_too_big(&k->too_big, h, len);
+		else
+			k->write_failed = 1;
 		return -1;
 	}
 	k->written++;
@@ -873,10 +881,11 @@ static int divert(struct frame_writer *invalid, struct headers *parent,
 		  const char *body, size_t len, struct tee *t, const char *reason)
 {
 	struct buf e = BUF_INIT;
+	uint64_t body_len = body ? len : t ? t->bytes : 0;
 	int r = 0;
 
 	buf_addf(&e, "%s: %s", progname, reason);
-	headers_set(parent, "Error", e.ptr);
+	frame_set_error(parent, body_len, e.ptr);
 	buf_release(&e);
 	if (body || !t)
 		return frame_writer_write(invalid, parent, body ? body : "", body ? len : 0);
@@ -972,6 +981,10 @@ enum split_result splitter_run(struct splitter *s, struct headers *parent,
 		res = SPLIT_SOURCE_FAILED;
 	} else if (rc < 0) {
 		res = SPLIT_INVALID;
+		if (k.too_big.len) {
+			buf_reset(err);
+			buf_add(err, k.too_big.ptr, k.too_big.len);
+		}
 		if (k.written)
 			buf_addf(err, "; %llu children written before the error",
 				 (unsigned long long)k.written);

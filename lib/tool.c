@@ -2,6 +2,7 @@
  * the inputs are in input.c. */
 #include "tool.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,13 +69,14 @@ void tool_init(struct tool *t, int argc, char **argv)
 
 void tool_usage_error(struct tool *t, const char *fmt, ...)
 {
+	struct buf line = BUF_INIT, safe = BUF_INIT;
 	va_list ap;
-	char line[1024];
 
 	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
+	buf_vaddf(&line, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "%s: %s\n%s\n", progname, line, t->usage);
+	diag_escape(&safe, line.ptr, line.len);
+	fprintf(stderr, "%s: %s\n%s\n", progname, safe.ptr, t->usage);
 	exit(EX_USAGE);
 }
 
@@ -221,11 +223,15 @@ void tool_writer_failed(struct frame_writer *fw)
 	die(EX_IOERR, "cannot write '%s': %s", fw->name, strerror(fw->err));
 }
 
-void tool_write(struct frame_writer *fw, const struct headers *h,
-		const void *body, size_t len)
+int tool_write(struct frame_writer *fw, const struct headers *h,
+	       const void *body, size_t len, struct buf *why)
 {
-	if (frame_writer_write(fw, h, body, len) < 0)
+	if (frame_writer_write(fw, h, body, len) == 0)
+		return 0;
+	if (errno != EMSGSIZE)
 		tool_writer_failed(fw);
+	frame_header_too_big(why, h, len);
+	return -1;
 }
 
 uint64_t *tool_counter(struct tool *t, const char *name)
@@ -236,18 +242,32 @@ uint64_t *tool_counter(struct tool *t, const char *name)
 	die(EX_SOFTWARE, "no counter '%s'", name);
 }
 
-int tool_invalid(struct tool *t, struct headers *h, const void *body,
-		 size_t len, const char *fmt, ...)
+void tool_warn_diverted(struct tool *t, const struct headers *h,
+			const char *reason)
 {
-	struct buf reason = BUF_INIT, where = BUF_INIT;
 	const char *id = headers_get(h, "Message-Id");
-	va_list ap;
+	const char *file = headers_get(h, "File-Name");
+	struct buf line = BUF_INIT;
 
-	va_start(ap, fmt);
-	buf_vaddf(&reason, fmt, ap);
-	va_end(ap);
-	tool_count(t, "invalid");
-	/* Name the message by its place in the input, when it came from one. */
+	if (id && *id)
+		buf_addf(&line, "message %s", id);
+	else
+		buf_addstr(&line, "message without Message-Id");
+	if (file && *file)
+		buf_addf(&line, ": File-Name %s", file);
+	warnx_msg("warning: %s: %s: diverted to '%s'", line.ptr, reason,
+		  t->invalid_addr);
+	buf_release(&line);
+}
+
+void tool_invalid_refuse(struct tool *t, const struct headers *h,
+			 const char *reason)
+{
+	const char *id = headers_get(h, "Message-Id");
+	struct buf where = BUF_INIT;
+
+	/* Name the message by its place in the input, when it came from
+	 * one. */
 	if (t->current) {
 		buf_addf(&where, "%s: message %llu", t->current->name,
 			 (unsigned long long)t->current->frames);
@@ -255,21 +275,50 @@ int tool_invalid(struct tool *t, struct headers *h, const void *body,
 			buf_addf(&where, " (Message-Id %s)", id);
 		buf_addstr(&where, ": ");
 	}
+	tool_refuse("%s%s", where.ptr, reason);
+	buf_release(&where);
+}
+
+int tool_invalid_begin(struct tool *t, struct headers *h, uint64_t len,
+		       const char *fmt, ...)
+{
+	struct buf reason = BUF_INIT, error = BUF_INIT;
+	va_list ap;
+
+	va_start(ap, fmt);
+	buf_vaddf(&reason, fmt, ap);
+	va_end(ap);
+	tool_count(t, "invalid");
 	if (!t->invalid) {
-		tool_refuse("%s%s", where.ptr, reason.ptr);
+		tool_invalid_refuse(t, h, reason.ptr);
 		buf_release(&reason);
-		buf_release(&where);
 		return 0;
 	}
-	{
-		struct buf err = BUF_INIT;
-		buf_addf(&err, "%s: %s", progname, reason.ptr);
-		headers_set(h, "Error", err.ptr);
-		buf_release(&err);
-	}
-	tool_write(t->invalid, h, body, len);
+	tool_warn_diverted(t, h, reason.ptr);
+	buf_addf(&error, "%s: %s", progname, reason.ptr);
+	frame_set_error(h, len, error.ptr);
+	if (frame_writer_begin(t->invalid, h, len) < 0)
+		tool_writer_failed(t->invalid);
 	buf_release(&reason);
-	buf_release(&where);
+	buf_release(&error);
+	return 1;
+}
+
+int tool_invalid(struct tool *t, struct headers *h, const void *body,
+		 size_t len, const char *fmt, ...)
+{
+	struct buf reason = BUF_INIT;
+	va_list ap;
+	int begun;
+
+	va_start(ap, fmt);
+	buf_vaddf(&reason, fmt, ap);
+	va_end(ap);
+	begun = tool_invalid_begin(t, h, len, "%s", reason.ptr);
+	if (begun && (frame_writer_body(t->invalid, body, len) < 0 ||
+		      frame_writer_end(t->invalid) < 0))
+		tool_writer_failed(t->invalid);
+	buf_release(&reason);
 	return 0;
 }
 

@@ -107,19 +107,40 @@ int tool_open_input(const char *addr);
 _Noreturn void tool_reader_failed(struct frame_reader *fr);
 /* End the tool on a writer fault: "cannot write 'ADDR': reason", exit 74. */
 _Noreturn void tool_writer_failed(struct frame_writer *fw);
-/* Write one whole frame to fw, or end the tool. */
-void tool_write(struct frame_writer *fw, const struct headers *h,
-		const void *body, size_t len);
+/* Write one whole frame to fw, or end the tool on a write error: 0, or
+ * -1 when its header block would be over the limit, with nothing written
+ * and the reason appended to why (the message is invalid). */
+int tool_write(struct frame_writer *fw, const struct headers *h,
+	       const void *body, size_t len, struct buf *why);
 
 /*
  * An invalid message (well framed, but it cannot be processed). With
- * --invalid it is written there with "Error: PROGNAME: reason" and 0 is
- * returned; without, the message is named and refused (tool_refuse: a
- * spool file is set aside and 0 returned, else the tool exits 65).
+ * --invalid it is written there with "Error: PROGNAME: reason" (cut so
+ * the frame fits, see frame_set_error) and a warning line names it on
+ * stderr (tool_warn_diverted); without, the message is named and refused
+ * (tool_refuse: a spool file is set aside, else the tool exits 65).
+ * Returns 0 either way.
  */
 int tool_invalid(struct tool *t, struct headers *h, const void *body,
 		 size_t len, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
+/* Without --invalid: name the message and refuse it (tool_refuse). */
+void tool_invalid_refuse(struct tool *t, const struct headers *h,
+			 const char *reason);
+/* The same for a body the caller then writes to t->invalid, ending the
+ * frame itself: 1 when this began it there, 0 when the message was
+ * refused (nothing to write). */
+int tool_invalid_begin(struct tool *t, struct headers *h, uint64_t len,
+		       const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+/*
+ * The warning for a message diverted to --invalid, one line, the same for
+ * every tool so it can be grepped from a cron mail:
+ *   PROGNAME: warning: message ID[: File-Name NAME]: REASON: diverted to 'ADDR'
+ * ("message without Message-Id" when it has none).
+ */
+void tool_warn_diverted(struct tool *t, const struct headers *h,
+			const char *reason);
 
 /*
  * The message in hand cannot be processed and there is no --invalid: the

@@ -275,6 +275,39 @@ Content-Type: text/plain
 Content-Length: 3" ]
 }
 
+@test "wrap: envelope numbers beyond double or int64 keep their text" {
+	printf '%s\n' '{"headers":{"Big":1e400,"Tiny":-1E+999,"Wide":1180591620717411303424,"Low":-9223372036854775809,"Max":9223372036854775807,"L":[2e999,"x",1.5]},"body":"abc"}' >env.jsonl
+	run -0 --separate-stderr msg-wrap -e env.jsonl
+	[ -z "$stderr" ]
+	[ "$(printf '%s\n' "$output" | msg-unwrap -H | grep -v -E '^(Message-Id|Timestamp|Content-Type): ')" = "Big: 1e400
+Tiny: -1E+999
+Wide: 1180591620717411303424
+Low: -9223372036854775809
+Max: 9223372036854775807
+L: 2e999
+L: x
+L: 1.5
+Content-Length: 3" ]
+	# Anywhere else a number is still not what the envelope wants.
+	printf '%s\n' '{"body":1e400}' >bad.jsonl
+	run -65 --separate-stderr msg-wrap -e bad.jsonl
+	[[ $stderr == "msg-wrap: bad.jsonl: line 1: invalid envelope: "* ]]
+	[ -z "$output" ]
+}
+
+@test "wrap: a file whose size reads as 0 is read to its end" {
+	[ -r /proc/version ] || skip "no /proc/version"
+	[ "$(stat -c %s /proc/version)" = 0 ] || skip "/proc/version has a size"
+	run -0 --separate-stderr msg-wrap --output out.msg /proc/version
+	[ -z "$stderr" ]
+	msg-unwrap out.msg >body
+	cmp body /proc/version
+	[ "$(header Content-Length out.msg)" = "$(wc -c </proc/version)" ]
+	# A regular file that is empty stays an empty body.
+	: >empty
+	[ "$(msg-wrap empty | header Content-Length)" = 0 ]
+}
+
 @test "wrap: envelope ids and times are kept, others stamped" {
 	printf '%s\n' '{"headers":{"Message-Id":"order-1","Timestamp":"2026-01-02T03:04:05.678Z","Content-Type":"text/csv"},"body":"a,b"}' '{"body":"x"}' >env.jsonl
 	msg-wrap -e env.jsonl >out.msg
@@ -353,7 +386,14 @@ Content-Length: 3" ]
 	{"body":"x","body":"y"}	not JSON:
 	EOF
 	run -0 --separate-stderr msg-wrap -e --invalid bad.msg <env.jsonl
-	[ -z "$output" ] && [ -z "$stderr" ]
+	[ -z "$output" ]
+	# One warning a line, in the form of tool_warn_diverted.
+	[ "${#stderr_lines[@]}" = "$n" ]
+	msg-unwrap -H bad.msg | sed -n 's/^Message-Id: //p' >ids
+	paste -d '\t' ids expect | while IFS='	' read -r id error; do
+		printf "msg-wrap: warning: message %s: %s: diverted to 'bad.msg'\n" "$id" "${error#Error: msg-wrap: }"
+	done >want
+	printf '%s\n' "$stderr" | sed 's/\(: not JSON:\).*\(: diverted to\)/\1\2/' | cmp - want
 	# What follows "not JSON:" is the JSON parser's own wording.
 	msg-unwrap -H bad.msg | grep '^Error: ' | sed 's/\(: not JSON:\).*/\1/' | cmp - expect
 	# Each invalid message's body is its line, without the LF.
@@ -364,7 +404,9 @@ Content-Length: 3" ]
 @test "wrap: --invalid takes bad envelope lines with an Error header" {
 	printf '%s\n' '{"body":"one"}' '{"body":2}' '{"body":"three"}' '[2]' '{"body":"five"}' >env.jsonl
 	run -0 --separate-stderr msg-wrap -e --invalid bad.msg env.jsonl
-	[ -z "$stderr" ]
+	msg-unwrap -H bad.msg | sed -n 's/^Message-Id: //p' >ids
+	[ "$stderr" = "msg-wrap: warning: message $(sed -n 1p ids): File-Name env.jsonl: env.jsonl: line 2: invalid envelope: \"body\" is not a string: diverted to 'bad.msg'
+msg-wrap: warning: message $(sed -n 2p ids): File-Name env.jsonl: env.jsonl: line 4: invalid envelope: not a JSON object: diverted to 'bad.msg'" ]
 	[ "$(printf '%s\n' "$output" | msg-unwrap -s '|')" = "one|three|five" ]
 	[ "$(msg-unwrap -s '|' bad.msg)" = '{"body":2}|[2]' ]
 	run -0 sh -c 'msg-unwrap -H bad.msg | grep -E "^(Error|File-Name|Content-Type): "'

@@ -248,7 +248,7 @@ listing() {
 		frame C 'Message-Id: m3' 'Order-Id: 3'
 	} >in.msg
 	run -0 --separate-stderr msg-unwrap -d out -n 'order-{Order-Id}.txt' --invalid bad.msg in.msg
-	[ -z "$stderr" ]
+	[ "$stderr" = "msg-unwrap: warning: message m2: no header 'Order-Id' for the file name: diverted to 'bad.msg'" ]
 	[ "$(listing out)" = "order-1.txt order-3.txt " ]
 	msg-unwrap -H bad.msg >h
 	[ "$(cat h)" = "Message-Id: m2
@@ -336,4 +336,14 @@ Content-Length: 1" ]
 	msg-unwrap -e in.msg >out
 	[ "$(cat out)" = '{"headers":{"X-Bad":"a?b?"},"body":""}' ]
 	jq -e . out >/dev/null
+}
+
+@test "unwrap: -s writes no separator before a truncated frame" {
+	{ frame abc; printf 'Content-Length: 5\n\nde'; } >cut.msg
+	run -65 --separate-stderr msg-unwrap -s '|' --output out cut.msg
+	[ "$stderr" = "msg-unwrap: cut.msg: offset 44: truncated frame: end of input after 2 of 5 body bytes" ]
+	printf 'abc' | cmp - out
+	# An empty body that is whole still gets its separator.
+	{ frame abc; frame ''; } | msg-unwrap -s '|' >out
+	printf 'abc|' | cmp - out
 }

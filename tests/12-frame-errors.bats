@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # The frame reader's faults, through msg-unwrap: every framing error exits
 # 65 with one exact diagnostic, after everything from the frames before it
-# has been written. Inputs live in fixtures/frames/<case>.in, the bodies
+# has been written. Then the writers' side of the header-block limit: no
+# tool writes a block a reader would refuse. Inputs live in fixtures/frames/<case>.in, the bodies
 # expected on stdout before the fault in <case>.expect (none: no output).
 
 load test_helper
@@ -310,4 +311,164 @@ Content-Length: 5" ]
 		printf '\n'
 	} | msg-unwrap >out.txt
 	[ "$(cat out.txt)" = "hello you" ]
+}
+
+# ---- control bytes in diagnostics ----
+
+@test "frame: control bytes in a quoted header name are escaped" {
+	printf 'Bad\033[31mName\a: x\nContent-Length: 0\n\n\n' >esc.in
+	run -65 --separate-stderr msg-unwrap <esc.in
+	[ "$stderr" = 'msg-unwrap: stdin: offset 0: invalid header name '\''Bad\x1b[31mName\x07'\''; not a message stream; wrap raw data with msg-wrap' ]
+}
+
+@test "frame: control bytes in a quoted Content-Length are escaped" {
+	printf 'Content-Length: 1\033]0;x\a\n\nx\n' >esc.in
+	run -65 --separate-stderr msg-unwrap <esc.in
+	[ "$stderr" = 'msg-unwrap: stdin: offset 0: invalid Content-Length '\''1\x1b]0;x\x07'\''' ]
+}
+
+@test "frame: control bytes in file names and Message-Ids are escaped" {
+	run -66 --separate-stderr msg-unwrap "$(printf 'no\033[2Jsuch')"
+	[ "$stderr" = 'msg-unwrap: cannot open '\''no\x1b[2Jsuch'\'': No such file or directory' ]
+	printf 'Message-Id: a\033c\nContent-Length: 5\n\nab' >cut.in
+	run -65 --separate-stderr msg-unwrap <cut.in
+	[ "$stderr" = 'msg-unwrap: stdin: offset 37: truncated frame: end of input after 2 of 5 body bytes (Message-Id a\x1bc)' ]
+	# C1 controls in UTF-8 (U+009B, a CSI on some terminals) too; other UTF-8 stays.
+	run -66 --separate-stderr msg-wrap "$(printf 'caf\303\251\302\233x')"
+	[ "$stderr" = "msg-wrap: cannot open 'café\\xc2\\x9bx': No such file or directory" ]
+}
+
+# ---- the header-block limit on the writers' side ----
+
+# as N: N bytes of the letter a.
+as() {
+	head -c "$1" /dev/zero | tr '\0' a
+}
+
+# block_sizes FILE: the size of each header block in FILE, blank line
+# included, one a line (msg-unwrap -H shows them as written).
+block_sizes() {
+	msg-unwrap -H "$1" | awk '{ n += length($0) + 1 } /^$/ { print n; n = 0 }'
+}
+
+@test "frame limit: msg-wrap -H over the limit on its own is a usage error" {
+	printf 'data' >f
+	run -64 --separate-stderr msg-wrap -H "X: $(as 70000)" f
+	[ "${stderr_lines[0]}" = "msg-wrap: -H: header block over 64 KiB (70023 bytes): header 'X' is 70003 bytes" ]
+	[[ ${stderr_lines[1]} == "usage: msg-wrap "* ]]
+	[ -z "$output" ]
+}
+
+@test "frame limit: msg-wrap -H that makes a message too big makes it invalid" {
+	printf 'data' >f
+	run -65 --separate-stderr msg-wrap -H "X: $(as 65420)" f
+	[ "$stderr" = "msg-wrap: f: header block over 64 KiB (65566 bytes): header 'X' is 65423 bytes" ]
+	[ -z "$output" ]
+	run -0 --separate-stderr msg-wrap --invalid bad.msg -H "X: $(as 65420)" f
+	[ -z "$output" ]
+	id=$(msg-unwrap -H bad.msg | sed -n 's/^Message-Id: //p')
+	[ "$stderr" = "msg-wrap: warning: message $id: File-Name f: f: header block over 64 KiB (65566 bytes): header 'X' is 65423 bytes: diverted to 'bad.msg'" ]
+	run -0 msg-unwrap -H bad.msg
+	[ "$(printf '%s\n' "$output" | grep -v -E '^(Message-Id|Timestamp): ')" = "File-Name: f
+Content-Type: text/plain
+Error: msg-wrap: f: header block over 64 KiB (65566 bytes): header 'X' is 65423 bytes
+Content-Length: 4" ]
+	[ "$(msg-unwrap bad.msg)" = data ]
+}
+
+@test "frame limit: msg-wrap -e with a header too big diverts the line and goes on" {
+	{
+		printf '%s\n' '{"body":"one"}'
+		printf '{"headers":{"X":"%s"},"body":"two"}\n' "$(as 70000)"
+		printf '%s\n' '{"body":"three"}'
+	} >env.jsonl
+	run -65 --separate-stderr msg-wrap -e --output out.msg env.jsonl
+	[ "$stderr" = "msg-wrap: env.jsonl: line 2: header block over 64 KiB (70133 bytes): header 'X' is 70003 bytes" ]
+	[ "$(msg-unwrap out.msg)" = one ]
+	run -0 --separate-stderr msg-wrap -e --invalid bad.msg --output good.msg env.jsonl
+	[ "${#stderr_lines[@]}" = 1 ]
+	[[ $stderr == "msg-wrap: warning: message "*": env.jsonl: line 2: header block over 64 KiB (70133 bytes): header 'X' is 70003 bytes: diverted to 'bad.msg'" ]]
+	run -0 msg-unwrap -s '|' good.msg
+	[ "$output" = "one|three" ]
+	msg-unwrap bad.msg >line
+	sed -n 2p env.jsonl | head -c -1 | cmp - line
+	[ "$(msg-unwrap -H bad.msg | grep -E '^(Content-Type|Error): ')" = "Content-Type: application/json
+Error: msg-wrap: env.jsonl: line 2: header block over 64 KiB (70133 bytes): header 'X' is 70003 bytes" ]
+}
+
+@test "frame limit: msg-split -H values too big make the parent invalid" {
+	{ printf '<r><i>'; as 70000; printf '</i></r>'; } >big.xml
+	printf '<r><i>x</i><i>y</i></r>' >small.xml
+	msg-wrap big.xml small.xml >in.msg
+	run -65 --separate-stderr msg-split -x //i -H 'Big=string(.)' --output out.msg in.msg
+	id=$(msg-unwrap -H in.msg | sed -n '1s/^Message-Id: //p')
+	[ "$stderr" = "msg-split: in.msg: message 1 (Message-Id $id): header block over 64 KiB (70271 bytes): header 'Big' is 70005 bytes" ]
+	[ ! -s out.msg ]
+	run -0 --separate-stderr msg-split -x //i -H 'Big=string(.)' --invalid bad.msg --output good.msg in.msg
+	[ "$stderr" = "msg-split: warning: message $id: File-Name big.xml: header block over 64 KiB (70271 bytes): header 'Big' is 70005 bytes: diverted to 'bad.msg'" ]
+	run -0 msg-unwrap -s '|' good.msg
+	[ "$output" = "<i>x</i>|<i>y</i>" ]
+	msg-unwrap bad.msg | cmp - big.xml
+	[ "$(msg-unwrap -H bad.msg | grep '^Error: ')" = "Error: msg-split: header block over 64 KiB (70271 bytes): header 'Big' is 70005 bytes" ]
+}
+
+@test "frame limit: msg-translate --set values too big make the message invalid" {
+	{ frame x 'Message-Id: m1'; frame "$(as 70000)" 'Message-Id: m2'; frame z 'Message-Id: m3'; } >in.msg
+	run -65 --separate-stderr msg-translate --set 'Copy=string(.)' --output out.msg in.msg
+	[ "$stderr" = "msg-translate: in.msg: message 2 (Message-Id m2): header block over 64 KiB (70045 bytes): header 'Copy' is 70006 bytes" ]
+	run -0 --separate-stderr msg-translate --set 'Copy=string(.)' --invalid bad.msg --output good.msg in.msg
+	[ "$stderr" = "msg-translate: warning: message m2: header block over 64 KiB (70045 bytes): header 'Copy' is 70006 bytes: diverted to 'bad.msg'" ]
+	run -0 msg-unwrap -H good.msg
+	[ "$output" = "Message-Id: m1
+Copy: x
+Content-Length: 1
+
+Message-Id: m3
+Copy: z
+Content-Length: 1" ]
+	run -0 msg-unwrap -H bad.msg
+	[ "$output" = "Message-Id: m2
+Error: msg-translate: header block over 64 KiB (70045 bytes): header 'Copy' is 70006 bytes
+Content-Length: 70000" ]
+	[ "$(msg-unwrap bad.msg)" = "$(as 70000)" ]
+}
+
+@test "frame limit: a Message-History that would not fit makes the message invalid" {
+	{ frame x; frame y 'Message-Id: m2' "X: $(as 65480)"; frame z; } >in.msg
+	[ "$(block_sizes in.msg | sed -n 2p)" = 65518 ]
+	run -0 --separate-stderr env MSG_HISTORY=hop msg-route --when 'true()' --to out.msg \
+		--invalid bad.msg in.msg
+	[ "$stderr" = "msg-route: warning: message m2: header block over 64 KiB (65539 bytes): header 'X' is 65483 bytes: diverted to 'bad.msg'" ]
+	run -0 msg-unwrap -s '|' out.msg
+	[ "$output" = "x|z" ]
+	# The invalid copy gets Message-History too: only without X does it fit.
+	run -0 msg-unwrap -H bad.msg
+	[ "$output" = "Message-Id: m2
+Error: msg-route: header block over 64 KiB (65539 bytes): header 'X' is 65483 bytes; header 'X' of 65480 bytes dropped
+Message-History: hop
+Content-Length: 1" ]
+}
+
+@test "frame limit: msg-tap stops at a message Message-History would make too big" {
+	{ frame x 'Message-Id: m1'; frame y 'Message-Id: m2' "X: $(as 65480)"; frame z; } >in.msg
+	run -65 --separate-stderr env MSG_HISTORY=hop msg-tap --output out.msg tap.msg <in.msg
+	[ "$stderr" = "msg-tap: stdin: message 2 (Message-Id m2): header block over 64 KiB (65539 bytes): header 'X' is 65483 bytes" ]
+	# What came before is out, whole and readable, on both sides.
+	[ "$(msg-unwrap out.msg)" = x ]
+	[ "$(msg-unwrap tap.msg)" = x ]
+}
+
+@test "frame limit: an Error text is cut so the invalid message fits" {
+	local name
+	name=$(head -c 120 /dev/zero | tr '\0' N)
+	{ frame y 'Message-Id: m1' "X: $(as 65380)"; frame z 'Message-Id: m2'; } >in.msg
+	mkdir od
+	run -0 --separate-stderr msg-unwrap -d od -n "{$name}" --invalid bad.msg in.msg
+	[ "${stderr_lines[0]}" = "msg-unwrap: warning: message m1: no header '$name' for the file name: diverted to 'bad.msg'" ]
+	[ "$(block_sizes bad.msg)" = "65536
+204" ]
+	run -0 msg-unwrap -H bad.msg
+	[ "${lines[2]}" = "Error: msg-unwrap: no header '$(head -c 84 /dev/zero | tr '\0' N)..." ]
+	[ "${lines[5]}" = "Error: msg-unwrap: no header '$name' for the file name" ]
+	[ "$(msg-unwrap -s '|' bad.msg)" = "y|z" ]
 }

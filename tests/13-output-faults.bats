@@ -47,7 +47,9 @@ in_tmpfs() {
 @test "faults: msg-wrap --invalid /dev/full exits 74 on the first invalid line" {
 	printf '%s\n' '{"body":"ok"}' 'bad' >env.jsonl
 	run -74 --separate-stderr msg-wrap -e --invalid /dev/full --output good.msg env.jsonl
-	[ "$stderr" = "msg-wrap: cannot write '/dev/full': No space left on device" ]
+	[ "${#stderr_lines[@]}" = 2 ]
+	[[ ${stderr_lines[0]} == "msg-wrap: warning: message "*": File-Name env.jsonl: env.jsonl: line 2: invalid envelope: not JSON: "*": diverted to '/dev/full'" ]]
+	[ "${stderr_lines[1]}" = "msg-wrap: cannot write '/dev/full': No space left on device" ]
 	[ "$(msg-unwrap good.msg)" = ok ]
 }
 

@@ -411,3 +411,13 @@ C-3' ]
 	[ "$(hv out.msg 5 Sequence-Size)" = 0 ]
 	[ "$(hv out.msg 5 Sequence-End)" = true ]
 }
+
+@test "split: -r --stats counts the pieces of raw files from a dir: spool" {
+	mkdir -p d/new d/tmp d/cur
+	printf '<r><item>1</item><item>2</item></r>' >d/new/a.xml
+	printf '<r><item>3</item></r>' >d/new/b.xml
+	run -0 --separate-stderr msg-split -r --once -x //item --stats --output dir:o dir:d
+	[ "$stderr" = "msg-split: stats: in 2, out 3, invalid 0, empty 0, expired 0" ]
+	[ "$(ls o/new | wc -l)" = 3 ]
+	[ -z "$(ls d/new)" ]
+}

@@ -35,6 +35,15 @@ orders_with_error() {
 
 # ---- usage ----
 
+# warned FILE: the warning lines msg-split writes for the messages it
+# diverted to FILE, built from their headers, in order.
+warned() {
+	msg-unwrap -e "$1" | jq -r --arg ch "$1" '.headers |
+		"msg-split: warning: message \(.["Message-Id"]): "
+		+ (if .["File-Name"] then "File-Name \(.["File-Name"]): " else "" end)
+		+ (.Error | sub("^msg-split: "; "")) + ": diverted to '"'"'\($ch)'"'"'"'
+}
+
 @test "errors: a mode is required" {
 	usage_error 'one of -x, -j, -l or -d is required'
 	usage_error 'one of -x, -j, -l or -d is required' -g 2 -r
@@ -170,7 +179,7 @@ orders_with_error() {
 		rm -f bad.msg
 		rm -f out.msg
 		run -0 --separate-stderr msg-split --output out.msg $mode --empty invalid --invalid bad.msg -x //item in.msg
-		[ -z "$stderr" ]
+		[ "$stderr" = "msg-split: warning: message $(hv in.msg 2 Message-Id): File-Name nested.xml: nothing to split: no items found: diverted to 'bad.msg'" ]
 		[ "$(count out.msg)" = 8 ]
 		[ "$(count bad.msg)" = 1 ]
 		msg-unwrap bad.msg | cmp - "$SPLIT/nested.xml"
@@ -229,7 +238,8 @@ orders_with_error() {
 	orders_with_error 3000 >bad.xml
 	{ msg-wrap "$SPLIT/orders.xml"; msg-wrap bad.xml; msg-wrap "$SPLIT/orders.xml"; } >in.msg
 	run -0 --separate-stderr msg-split --output out.msg --invalid inv.msg -x /orders/order in.msg
-	[ -z "$stderr" ]
+	[ "$stderr" = "$(warned inv.msg)" ]
+	[ "${#stderr_lines[@]}" = 1 ]
 	[ "$(count inv.msg)" = 1 ]
 	msg-unwrap inv.msg | cmp - bad.xml
 	local n
@@ -286,7 +296,8 @@ orders_with_error() {
 	  frame '{"b":1}' 'Message-Id: NOARRAY'; frame '{"a":{"x":[1]}}' 'Message-Id: OBJECT'
 	  frame '{"a":[8,9]}' 'Message-Id: OK2'; } >in.msg
 	run -0 --separate-stderr msg-split --output out.msg --invalid inv.msg -j /a in.msg
-	[ -z "$stderr" ]
+	[ "$stderr" = "$(warned inv.msg)" ]
+	[ "${stderr_lines[0]}" = "msg-split: warning: message BAD: File-Name bad.json: body is not a JSON document with an array at '/a': offset 15: unexpected end of input; 1 children written before the error: diverted to 'inv.msg'" ]
 	[ "$(bodies out.msg)" = '7
 1
 8
@@ -305,7 +316,8 @@ orders_with_error() {
 	printf '<a><b>1</b>\r\n<b>\0</b></a>' >bad.xml
 	{ msg-wrap bad.xml; msg-wrap "$SPLIT/orders.xml"; } >in.msg
 	run -0 --separate-stderr msg-split --output out.msg --no-stream --invalid inv.msg -x '/a/b[1]' in.msg
-	[ -z "$stderr" ]
+	[ "$stderr" = "$(warned inv.msg)" ]
+	[ "${#stderr_lines[@]}" = 1 ]
 	msg-unwrap inv.msg | cmp - bad.xml
 	[[ $(hv inv.msg 1 Error) == 'msg-split: body is not XML: '* ]]
 	[ "$(hcol out.msg Sequence-Size)" = 0 ]
@@ -314,7 +326,8 @@ orders_with_error() {
 @test "errors: MSG_INVALID names the invalid channel" {
 	frame '<a' 'Message-Id: B' >in.msg
 	MSG_INVALID=inv.msg run -0 --separate-stderr msg-split -x /a in.msg
-	[ -z "$stderr" ]
+	[ "$stderr" = "$(warned inv.msg)" ]
+	[[ $stderr == "msg-split: warning: message B: body is not XML: "* ]]
 	[ "$(hv inv.msg 1 Message-Id)" = B ]
 }
 
@@ -417,15 +430,19 @@ orders_with_error() {
 	[ "$stderr" = "msg-split: cannot write '/dev/full': No space left on device" ]
 	frame '<a' 'Message-Id: B' >in.msg
 	run -74 --separate-stderr msg-split --invalid /dev/full -x /a in.msg
-	[ "$stderr" = "msg-split: cannot write '/dev/full': No space left on device" ]
+	# Written to the buffer, the message fails only when it is flushed.
+	[[ ${stderr_lines[0]} == "msg-split: warning: message B: body is not XML: "*": diverted to '/dev/full'" ]]
+	[ "${stderr_lines[1]}" = "msg-split: cannot write '/dev/full': No space left on device" ]
 	# A streamed parent, spooled for --invalid, fails the same way.
 	orders_with_error 3000 >bad.xml
 	run -74 --separate-stderr msg-split -r --invalid /dev/full -x /orders/order bad.xml
-	[ "$stderr" = "msg-split: cannot write '/dev/full': No space left on device" ]
+	[[ ${stderr_lines[0]} == "msg-split: warning: message "*": File-Name bad.xml: body is not XML: "*": diverted to '/dev/full'" ]]
+	[ "${stderr_lines[1]}" = "msg-split: cannot write '/dev/full': No space left on device" ]
 }
 
 @test "errors: --stats counts parents, children, invalid and empty ones" {
 	{ msg-wrap "$SPLIT/orders.xml"; frame '<a' 'Message-Id: B'; msg-wrap "$SPLIT/nested.xml"; } >in.msg
 	run -0 --separate-stderr msg-split --stats --invalid inv.msg -x //item in.msg
-	[ "$stderr" = 'msg-split: stats: in 3, out 5, invalid 1, empty 1, expired 0' ]
+	[ "$stderr" = "$(warned inv.msg)
+msg-split: stats: in 3, out 5, invalid 1, empty 1, expired 0" ]
 }

@@ -197,7 +197,8 @@ msg-route: stats: in 4, routed 3, otherwise 1, dropped 0, invalid 0, expired 0, 
 @test "route: unmatched with --invalid goes there with an Error header" {
 	run -0 --separate-stderr msg-route -w "/order/@type='rush'" -t rush.out \
 		--invalid bad.out "$ROUTE/orders.msg"
-	[ -z "$stderr" ]
+	[ "$stderr" = "msg-route: warning: message o2: no rule matched: diverted to 'bad.out'
+msg-route: warning: message o3: no rule matched: diverted to 'bad.out'" ]
 	frames "$ROUTE/orders.msg" 1 4 | cmp - rush.out
 	frames "$ROUTE/orders.msg" 2 3 |
 		sed 's/^Content-Length:/Error: msg-route: no rule matched\n&/' | cmp - bad.out

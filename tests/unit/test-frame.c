@@ -597,6 +597,65 @@ static void test_writer_full(void)
 	headers_release(&h);
 }
 
+/* The writer refuses a block a reader would refuse, and goes on. */
+static void test_writer_limit(void)
+{
+	struct frame_writer fw;
+	struct headers h = HEADERS_INIT;
+	struct buf why = BUF_INIT, value = BUF_INIT;
+	char path[] = "/tmp/test-frame-XXXXXX";
+	int fd = mkstemp(path);
+
+	unlink(path);
+	/* "X: " value "\n" + "Content-Length: 1\n\n" is 65536 at most. */
+	for (size_t i = 0; i < 65536 - 4 - 19; i++)
+		buf_addch(&value, 'v');
+	headers_set(&h, "X", value.ptr);
+	CHECK(frame_header_size(&h, 1) == 65536);
+	frame_writer_init(&fw, fd, "limit");
+	CHECK(frame_writer_write(&fw, &h, "a", 1) == 0);
+	buf_addch(&value, 'v');
+	headers_set(&h, "X", value.ptr);
+	errno = 0;
+	CHECK(frame_writer_write(&fw, &h, "b", 1) == -1 && errno == EMSGSIZE);
+	frame_header_too_big(&why, &h, 1);
+	CHECK_STR(why.ptr, "header block over 64 KiB (65537 bytes): header 'X' is 65517 bytes");
+	/* Not sticky: the next message is written, the refused one is not. */
+	headers_reset(&h);
+	CHECK(frame_writer_write(&fw, &h, "c", 1) == 0);
+	CHECK(frame_writer_close(&fw) == 0);
+	CHECK(lseek(fd, 0, SEEK_END) == 65536 + 2 + 19 + 2);
+	frame_writer_release(&fw);
+	close(fd);
+
+	/* An Error text is cut to the room left, with "...": 100 bytes
+	 * for "Error: " TEXT "\n". */
+	headers_reset(&h);
+	buf_setlen(&value, 65536 - 4 - 19 - 100);
+	headers_set(&h, "X", value.ptr);
+	buf_reset(&why);
+	for (int i = 0; i < 15; i++)
+		buf_addstr(&why, "0123456789");
+	frame_set_error(&h, 1, why.ptr);
+	CHECK(frame_header_size(&h, 1) == 65536);
+	buf_setlen(&why, 89);
+	buf_addstr(&why, "...");
+	CHECK_STR(headers_get(&h, "Error"), why.ptr);
+	/* No room even for a short reason: the longest header goes, named. */
+	headers_reset(&h);
+	buf_reset(&value);
+	for (size_t i = 0; i < 65536 - 4 - 19; i++)
+		buf_addch(&value, 'v');
+	headers_set(&h, "X", value.ptr);
+	frame_set_error(&h, 1, "msg-x: why");
+	CHECK(frame_header_size(&h, 1) <= 65536);
+	CHECK(headers_get(&h, "X") == NULL);
+	CHECK_STR(headers_get(&h, "Error"), "msg-x: why; header 'X' of 65513 bytes dropped");
+	headers_release(&h);
+	buf_release(&why);
+	buf_release(&value);
+}
+
 int main(void)
 {
 	unsetenv("MSG_HISTORY");
@@ -611,5 +670,6 @@ int main(void)
 	test_skip_and_errors();
 	test_writer();
 	test_writer_full();
+	test_writer_limit();
 	return unit_done();
 }
