@@ -90,11 +90,28 @@ static int option(struct tool *t, int c, const char *arg)
 	return -1;
 }
 
+/* The parent, named by its place in the input and its Message-Id. */
+static void name_parent(struct tool *t, const char *raw_name, struct headers *h,
+			struct buf *where)
+{
+	const char *id = headers_get(h, "Message-Id");
+
+	if (t->current)
+		buf_addf(where, "%s: message %llu", t->current->name,
+			 (unsigned long long)t->current->frames);
+	else
+		buf_addstr(where, raw_name);
+	if (id)
+		buf_addf(where, " (Message-Id %s)", id);
+}
+
 /* What one parent's split came to: count it, or end the tool. */
 static void account(struct tool *t, enum split_result r, uint64_t written,
 		    struct frame_reader *fr, const char *raw_name, struct headers *h,
 		    struct buf *err)
 {
+	struct buf where = BUF_INIT;
+
 	counters[C_OUT].n += written;
 	switch (r) {
 	case SPLIT_OK:
@@ -107,18 +124,14 @@ static void account(struct tool *t, enum split_result r, uint64_t written,
 		tool_writer_failed(t->out);
 	case SPLIT_INVALID_WRITE_FAILED:
 		tool_writer_failed(t->invalid);
+	case SPLIT_NO_MEMORY:
+		/* The machine's fault: a dir: input keeps the parent. */
+		name_parent(t, raw_name, h, &where);
+		die(EX_SOFTWARE, "%s: %s", where.ptr, err->ptr);
 	case SPLIT_INVALID:
 		counters[C_INVALID].n++;
 		if (!t->invalid) {
-			const char *id = headers_get(h, "Message-Id");
-			struct buf where = BUF_INIT;
-			if (t->current)
-				buf_addf(&where, "%s: message %llu", t->current->name,
-					 (unsigned long long)t->current->frames);
-			else
-				buf_addstr(&where, raw_name);
-			if (id)
-				buf_addf(&where, " (Message-Id %s)", id);
+			name_parent(t, raw_name, h, &where);
 			tool_refuse("%s: %s", where.ptr, err->ptr);
 			buf_release(&where);
 		}

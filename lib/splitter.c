@@ -222,11 +222,12 @@ static int write_marker(struct sink *k)
 static int eval_item_headers(struct sink *k, xmlNodePtr context, struct buf *err)
 {
 	struct buf v = BUF_INIT;
+	int r;
 
 	for (size_t i = 0; i < k->s->cfg.nheaders; i++) {
-		if (expr_string_at(k->s->hexpr[i], k->s->env, context, &v, err) < 0) {
+		if ((r = expr_string_at(k->s->hexpr[i], k->s->env, context, &v, err)) < 0) {
 			buf_release(&v);
-			return -1;
+			return r;
 		}
 		headers_set(&k->gheaders, k->s->cfg.headers[i].name, v.ptr);
 	}
@@ -294,8 +295,8 @@ static int xml_item(struct sink *k, xmlNodePtr node, struct buf *err)
 	xmlChar *content;
 	int r;
 
-	if (k->gcount == 0 && eval_item_headers(k, node, err) < 0)
-		return -1;
+	if (k->gcount == 0 && (r = eval_item_headers(k, node, err)) < 0)
+		return r;
 	switch (node->type) {
 	case XML_DOCUMENT_NODE:
 		node = xmlDocGetRootElement((xmlDocPtr)node);
@@ -326,8 +327,8 @@ static int json_node_item(struct sink *k, xmlNodePtr node, struct buf *err)
 	struct buf text = BUF_INIT;
 	int r;
 
-	if (k->gcount == 0 && eval_item_headers(k, node, err) < 0)
-		return -1;
+	if (k->gcount == 0 && (r = eval_item_headers(k, node, err)) < 0)
+		return r;
 	if (node->type == XML_DOCUMENT_NODE)
 		node = xmlDocGetRootElement((xmlDocPtr)node);
 	if (node->type == XML_ELEMENT_NODE) {
@@ -466,10 +467,10 @@ static int split_dom(struct splitter *s, struct sink *k, const char *body,
 
 	expr_env_bind(s->env, k->parent, body, len);
 	json = expr_env_kind(s->env) == BODY_JSON;
-	if (!expr_env_doc(s->env, err))
-		return -1;
-	if (expr_nodes(s->xpath, s->env, &nodes, &n, err) < 0)
-		return -1;
+	if (!expr_env_doc(s->env, err, &r))
+		return r;
+	if ((r = expr_nodes(s->xpath, s->env, &nodes, &n, err)) < 0)
+		return r;
 	k->size_known = 1;
 	k->total = (n + s->cfg.group - 1) / s->cfg.group;
 	for (size_t i = 0; i < n && r == 0; i++)
@@ -482,18 +483,21 @@ static int text_context_headers(struct sink *k, const char *p, size_t n,
 				struct buf *err)
 {
 	xmlDocPtr doc;
+	int status;
 
 	if (!k->s->cfg.nheaders || k->gcount)
 		return 0;
 	expr_env_bind_as(k->s->env, k->parent, p, n, BODY_TEXT);
-	doc = expr_env_doc(k->s->env, err);
-	return doc ? eval_item_headers(k, doc->children, err) : -1;
+	doc = expr_env_doc(k->s->env, err, &status);
+	return doc ? eval_item_headers(k, doc->children, err) : status;
 }
 
 static int text_item(struct sink *k, const char *p, size_t n, struct buf *err)
 {
-	if (text_context_headers(k, p, n, err) < 0)
-		return -1;
+	int r = text_context_headers(k, p, n, err);
+
+	if (r < 0)
+		return r;
 	return add_item(k, p, n, "text/plain", "\n");
 }
 
@@ -503,8 +507,10 @@ static int text_item(struct sink *k, const char *p, size_t n, struct buf *err)
 static int piece_item(struct sink *k, const char *p, size_t n, const char *sep,
 		      size_t sep_len, struct buf *err)
 {
-	if (text_context_headers(k, p, n, err) < 0)
-		return -1;
+	int r = text_context_headers(k, p, n, err);
+
+	if (r < 0)
+		return r;
 	return add_item_after(k, p, n, "text/plain", sep, sep_len);
 }
 
@@ -538,8 +544,10 @@ static int split_regex(struct splitter *s, struct sink *k, const char *body,
 		} else {
 			end = next = len;
 		}
-		if (piece_item(k, body + at, end - at, body + sep_at, sep_len, err) < 0)
-			return -1;
+		int r = piece_item(k, body + at, end - at, body + sep_at, sep_len, err);
+
+		if (r < 0)
+			return r;
 		/* A kept delimiter is in the piece already. */
 		sep_at = end;
 		sep_len = next - end;
@@ -585,7 +593,7 @@ static int split_lines(struct sink *k, struct body_source *src, struct buf *err,
 		r = text_item(k, carry.ptr, carry.len, err);
 out:
 	buf_release(&carry);
-	return r < 0 ? -1 : 0;
+	return r < 0 ? r : 0;
 }
 
 /* ---- JSON arrays, as the body streams in ---- */
@@ -593,7 +601,7 @@ out:
 struct json_ctx {
 	struct sink *k;
 	struct buf *err;
-	int failed;
+	int failed;	/* 0, or how an element failed: -1, MSG_NO_MEMORY */
 };
 
 static int json_element(void *arg, const char *text, size_t n)
@@ -603,10 +611,13 @@ static int json_element(void *arg, const char *text, size_t n)
 
 	if (k->s->cfg.nheaders && k->gcount == 0) {
 		xmlDocPtr doc;
+		int r;
 		expr_env_bind_as(k->s->env, k->parent, text, n, BODY_JSON);
-		doc = expr_env_doc(k->s->env, c->err);
-		if (!doc || eval_item_headers(k, xmlDocGetRootElement(doc), c->err) < 0) {
-			c->failed = 1;
+		doc = expr_env_doc(k->s->env, c->err, &r);
+		if (doc)
+			r = eval_item_headers(k, xmlDocGetRootElement(doc), c->err);
+		if (r < 0) {
+			c->failed = r;
 			return -1;
 		}
 	}
@@ -615,7 +626,7 @@ static int json_element(void *arg, const char *text, size_t n)
 		buf_addch(&k->gwrap_close, ']');
 	}
 	if (add_item(k, text, n, "application/json", ",") < 0) {
-		c->failed = 1;
+		c->failed = -1;
 		return -1;
 	}
 	return 0;
@@ -646,7 +657,7 @@ out:
 		buf_addf(err, "body is not a JSON document with an array at '%s': %s",
 			 s->cfg.pointer, js.err.ptr);
 	jsonscan_release(&js);
-	return rc;
+	return c.failed ? c.failed : rc;
 }
 
 /* ---- XML, as the body streams in ---- */
@@ -726,8 +737,10 @@ static int split_xml_stream(struct splitter *s, struct sink *k,
 	expr_env_bind_as(s->env, k->parent, NULL, 0, BODY_XML);
 	xmldoc_begin();
 	r = xmlReaderForIO(xml_read, no_close, &io, NULL, NULL, xmldoc_parse_options());
-	if (!r)
-		die(EX_SOFTWARE, "cannot create an XML reader");
+	if (!r) {
+		buf_addstr(err, "out of memory parsing the body");
+		return MSG_NO_MEMORY;
+	}
 	while (rc == 0 && (ret = xmlTextReaderRead(r)) == 1) {
 		int type = xmlTextReaderNodeType(r);
 
@@ -761,22 +774,28 @@ static int split_xml_stream(struct splitter *s, struct sink *k,
 			xmlStreamPop(st);
 		}
 	}
-	if (rc == 0 && io.failed) {
-		*source_failed = 1;
-		rc = -1;
-	} else if (rc == 0) {
-		struct buf why = BUF_INIT;
-		if (xmldoc_end(&why) < 0 || ret < 0) {
-			buf_addf(err, "body is not XML: %s", why.len ? why.ptr : "not well-formed");
-			rc = -1;
-		}
-		buf_release(&why);
-	}
+	/* What the reader built goes first: after running out of memory,
+	 * the diagnostic needs some. */
 	if (st)
 		xmlFreeStreamCtxt(st);
 	if (pat)
 		xmlFreePattern(pat);
 	xmlFreeTextReader(r);
+	if (rc == 0 && io.failed) {
+		*source_failed = 1;
+		rc = -1;
+	} else if (rc == 0) {
+		struct buf why = BUF_INIT;
+		int status = xmldoc_end(&why);
+		if (status == MSG_NO_MEMORY) {
+			buf_addf(err, "%s parsing the body", why.ptr);
+			rc = status;
+		} else if (status < 0 || ret < 0) {
+			buf_addf(err, "body is not XML: %s", why.len ? why.ptr : "not well-formed");
+			rc = -1;
+		}
+		buf_release(&why);
+	}
 	return rc;
 }
 
@@ -970,6 +989,8 @@ enum split_result splitter_run(struct splitter *s, struct headers *parent,
 		res = SPLIT_WRITE_FAILED;
 	} else if (source_failed) {
 		res = SPLIT_SOURCE_FAILED;
+	} else if (rc == MSG_NO_MEMORY) {
+		res = SPLIT_NO_MEMORY;
 	} else if (rc < 0) {
 		res = SPLIT_INVALID;
 		if (k.written)

@@ -69,6 +69,8 @@ enum split_result {
 	SPLIT_SOURCE_FAILED,	/* reading the body failed (framing, I/O) */
 	SPLIT_WRITE_FAILED,	/* writing a child to out failed */
 	SPLIT_INVALID_WRITE_FAILED,	/* diverting to invalid failed */
+	SPLIT_NO_MEMORY,	/* libxml2 ran out of memory: err says where; the
+				 * parent is not at fault and is not diverted */
 };
 
 /*

@@ -236,25 +236,32 @@ uint64_t *tool_counter(struct tool *t, const char *name)
 	die(EX_SOFTWARE, "no counter '%s'", name);
 }
 
+/* "INPUT: message N (Message-Id ID): ", when the message came from an
+ * input, so that a diagnostic names it. */
+static void message_place(struct tool *t, struct headers *h, struct buf *where)
+{
+	const char *id = headers_get(h, "Message-Id");
+
+	if (!t->current)
+		return;
+	buf_addf(where, "%s: message %llu", t->current->name,
+		 (unsigned long long)t->current->frames);
+	if (id)
+		buf_addf(where, " (Message-Id %s)", id);
+	buf_addstr(where, ": ");
+}
+
 int tool_invalid(struct tool *t, struct headers *h, const void *body,
 		 size_t len, const char *fmt, ...)
 {
 	struct buf reason = BUF_INIT, where = BUF_INIT;
-	const char *id = headers_get(h, "Message-Id");
 	va_list ap;
 
 	va_start(ap, fmt);
 	buf_vaddf(&reason, fmt, ap);
 	va_end(ap);
 	tool_count(t, "invalid");
-	/* Name the message by its place in the input, when it came from one. */
-	if (t->current) {
-		buf_addf(&where, "%s: message %llu", t->current->name,
-			 (unsigned long long)t->current->frames);
-		if (id)
-			buf_addf(&where, " (Message-Id %s)", id);
-		buf_addstr(&where, ": ");
-	}
+	message_place(t, h, &where);
 	if (!t->invalid) {
 		tool_refuse("%s%s", where.ptr, reason.ptr);
 		buf_release(&reason);
@@ -271,6 +278,14 @@ int tool_invalid(struct tool *t, struct headers *h, const void *body,
 	buf_release(&reason);
 	buf_release(&where);
 	return 0;
+}
+
+void tool_no_memory(struct tool *t, struct headers *h, const char *reason)
+{
+	struct buf where = BUF_INIT;
+
+	message_place(t, h, &where);
+	die(EX_SOFTWARE, "%s%s", where.ptr, reason);
 }
 
 static void close_output(struct frame_writer *fw)
