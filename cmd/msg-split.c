@@ -190,15 +190,11 @@ static int raw_next(void *arg, const char **p, size_t *n)
 
 static const char *raw_type(const struct raw_source *rs)
 {
-	size_t i = 0;
-
 	if (cfg.mode == SPLIT_JSON)
 		return "application/json";
 	if (cfg.mode != SPLIT_XPATH)
 		return "text/plain";
-	while (i < rs->n && strchr(" \t\r\n", rs->buf[i]))
-		i++;
-	return i < rs->n && (rs->buf[i] == '{' || rs->buf[i] == '[')
+	return message_body_start(rs->buf, rs->n) == STARTS_JSON
 		       ? "application/json" : "application/xml";
 }
 

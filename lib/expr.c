@@ -14,6 +14,7 @@
 #include "diag.h"
 #include "jsonptr.h"
 #include "jsonxml.h"
+#include "message.h"
 #include "xmldoc.h"
 
 struct expr_env {
@@ -657,7 +658,6 @@ void expr_env_bind_as(struct expr_env *env, const struct headers *h,
 enum body_kind expr_env_kind(struct expr_env *env)
 {
 	const char *type = env->h ? headers_get(env->h, "Content-Type") : NULL;
-	size_t i = 0;
 
 	if (env->kind >= 0)
 		return (enum body_kind)env->kind;
@@ -665,18 +665,12 @@ enum body_kind expr_env_kind(struct expr_env *env)
 		env->kind = BODY_JSON;
 	else if (type && contains_ci(type, "xml"))
 		env->kind = BODY_XML;
-	else {
-		if (env->len >= 3 && !memcmp(env->body, "\xef\xbb\xbf", 3))
-			i = 3;
-		while (i < env->len && isspace((unsigned char)env->body[i]))
-			i++;
-		if (i < env->len && env->body[i] == '<')
-			env->kind = BODY_XML;
-		else if (i < env->len && (env->body[i] == '{' || env->body[i] == '['))
-			env->kind = BODY_JSON;
-		else
-			env->kind = BODY_TEXT;
-	}
+	else
+		switch (message_body_start(env->body, env->len)) {
+		case STARTS_XML: env->kind = BODY_XML; break;
+		case STARTS_JSON: env->kind = BODY_JSON; break;
+		case STARTS_OTHER: env->kind = BODY_TEXT; break;
+		}
 	return (enum body_kind)env->kind;
 }
 

@@ -825,31 +825,29 @@ static int replay_next(void *arg, const char **p, size_t *n)
 /*
  * A plain path streams XML; a parent that is something else (JSON,
  * through the mapping, or text) needs the document built. The type says
- * which; without one, the first byte does, as for any expression.
+ * which; without one, the first bytes do, as for any expression.
  */
 static int streams_for(const struct splitter *s, const struct headers *parent,
 		       struct replay *peek, int *source_failed)
 {
 	const char *type = headers_get(parent, "Content-Type");
-	size_t i = 0;
 	int r;
 
 	if (s->cfg.mode != SPLIT_XPATH || !s->stream_xml)
 		return splitter_streams(s);
-	if (type && *type)
-		return strcasestr(type, "xml") ||
-		       !(strcasestr(type, "json") || !strncasecmp(type, "text/", 5));
 	r = peek->inner->next(peek->inner->arg, &peek->p, &peek->n);
 	if (r < 0) {
 		*source_failed = 1;
 		return 1;
 	}
 	peek->pending = r > 0;
-	if (peek->n >= 3 && !memcmp(peek->p, "\xef\xbb\xbf", 3))
-		i = 3;
-	while (i < peek->n && strchr(" \t\r\n", peek->p[i]))
-		i++;
-	return i < peek->n && peek->p[i] == '<';
+	/* libxml2's reader cannot read UTF-32; its tree parser can. */
+	if (message_xml_encoding(peek->p, peek->n))
+		return 0;
+	if (type && *type)
+		return strcasestr(type, "xml") ||
+		       !(strcasestr(type, "json") || !strncasecmp(type, "text/", 5));
+	return message_body_start(peek->p, peek->n) == STARTS_XML;
 }
 
 /* While a parent streams, a copy of its body goes to a temporary file, so

@@ -5,6 +5,8 @@
 #include <libxml/xmlerror.h>
 #include <string.h>
 
+#include "message.h"
+
 static int initialised;
 static int failed;
 static int out_of_memory;
@@ -207,7 +209,8 @@ xmlDocPtr xmldoc_parse(const char *p, size_t n, struct buf *err, int *status)
 		return NULL;
 	}
 	xmldoc_begin();
-	doc = xmlReadMemory(p, (int)n, NULL, NULL, xmldoc_parse_options());
+	doc = xmlReadMemory(p, (int)n, NULL, message_xml_encoding(p, n),
+			    xmldoc_parse_options());
 	*status = xmldoc_end(err);
 	if (*status < 0 || !doc) {
 		if (*status == 0) {

@@ -20,6 +20,7 @@
 #include "diag.h"
 #include "io.h"
 #include "jsonxml.h"
+#include "message.h"
 #include "sandbox.h"
 #include "xmldoc.h"
 #include "xsltlog.h"
@@ -192,7 +193,7 @@ static xmlDocPtr parse_xml(xmlParserCtxtPtr pctxt, const char *p, size_t n,
 
 	xmlSetExternalEntityLoader(trusted ? local_entities : refuse_entities);
 	buf_reset(&refused);
-	doc = xmlCtxtReadMemory(pctxt, p, (int)n, url, NULL, opts);
+	doc = xmlCtxtReadMemory(pctxt, p, (int)n, url, message_xml_encoding(p, n), opts);
 	xmlSetExternalEntityLoader(saved);
 	if (refused.len)
 		buf_addf(err, "external entity '%s' refused", refused.ptr);

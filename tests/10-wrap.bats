@@ -426,6 +426,21 @@ Error: msg-wrap: env.jsonl: line 4: invalid envelope: not a JSON object" ]
 	[ "$(msg-wrap <in12 | header Content-Type)" = application/octet-stream ]
 }
 
+@test "wrap: XML in UTF-16 or UTF-32 is application/xml, by its byte-order mark or declaration" {
+	local enc
+	for enc in UTF-16 UTF-16LE UTF-16BE UTF-32 UTF-32LE UTF-32BE; do
+		printf '<?xml version="1.0" encoding="%s"?>\n<a>caf\xc3\xa9</a>\n' "$enc" |
+			iconv -f UTF-8 -t "$enc" >in
+		[ "$(msg-wrap in | header Content-Type)" = application/xml ] || {
+			echo "$enc: $(msg-wrap in | header Content-Type)"
+			return 1
+		}
+	done
+	# Text in UTF-16 is not UTF-8 text.
+	printf 'hello\n' | iconv -f UTF-8 -t UTF-16 >in
+	[ "$(msg-wrap in | header Content-Type)" = application/octet-stream ]
+}
+
 @test "wrap: Content-Type of an empty body is text/plain" {
 	: >empty
 	[ "$(msg-wrap empty | header Content-Type)" = text/plain ]
