@@ -9,6 +9,7 @@
 #include "frame.h"
 #include "io.h"
 #include "message.h"
+#include "mimetypes.h"
 #include "rawin.h"
 #include "tool.h"
 
@@ -107,6 +108,15 @@ static void emit(struct tool *t, struct headers *h, const char *body, size_t n)
 	counters[C_OUT].n++;
 }
 
+/* A file's name says what it holds; without a known extension (or a
+ * name, for stdin), the body does. */
+static const char *whole_type(struct raw_input *ri, const struct input *in)
+{
+	const char *type = in->file_name ? mimetypes_by_name(in->file_name) : NULL;
+
+	return type ? type : raw_input_type(ri);
+}
+
 /* The whole input is one message. */
 static void wrap_whole(struct tool *t, int fd, const struct input *in)
 {
@@ -121,7 +131,7 @@ static void wrap_whole(struct tool *t, int fd, const struct input *in)
 	headers_reset(&h);
 	message_stamp(&h);
 	file_name_header(&h, in);
-	finish_headers(&h, raw_input_type(&ri));
+	finish_headers(&h, whole_type(&ri, in));
 	if (frame_writer_begin(t->out, &h, ri.len) < 0)
 		tool_writer_failed(t->out);
 	if (raw_input_copy(&ri, t->out, &err, &write_failed) < 0) {

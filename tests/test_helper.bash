@@ -4,6 +4,8 @@
 : "${MSG_TOP:=$BATS_TEST_DIRNAME/..}"
 PATH="$MSG_BIN:$PATH"
 FIXTURES="$BATS_TEST_DIRNAME/fixtures"
+# Types by file name come from a fixed list, not the system's.
+export MSG_MIME_TYPES="$FIXTURES/wrap/mime.types"
 
 setup() {
 	cd "$BATS_TEST_TMPDIR" || return 1
