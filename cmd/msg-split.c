@@ -62,7 +62,7 @@ static int option(struct tool *t, int c, const char *arg)
 	case 'l': set_mode(t, SPLIT_LINES); return 0;
 	case 'd': set_mode(t, SPLIT_REGEX); cfg.regex = arg; return 0;
 	case OPT_KEEP: cfg.keep_delimiter = 1; return 0;
-	case 'r': raw = 1; return 0;
+	case 'r': raw = cfg.raw_documents = 1; return 0;
 	case OPT_NO_STREAM: cfg.no_stream = 1; return 0;
 	case 'g':
 		errno = 0;

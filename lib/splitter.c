@@ -966,11 +966,19 @@ enum split_result splitter_run(struct splitter *s, struct headers *parent,
 		src = &teed;
 	}
 	/* An empty body has nothing to split (an outer split's marker, say):
-	 * that is the --empty case, not a malformed document. */
-	if (src->length == 0 && (body ? whole.len == 0 : 1))
-		rc = src->next(src->arg, &(const char *){ NULL }, &(size_t){ 0 }) < 0 ? -1 : 0,
+	 * that is the --empty case, not a malformed document. An empty raw
+	 * file, though, is no document at all, and the split is where that
+	 * is to be told, not some later step. */
+	if (src->length == 0 && (body ? whole.len == 0 : 1)) {
+		rc = src->next(src->arg, &(const char *){ NULL }, &(size_t){ 0 }) < 0 ? -1 : 0;
 		source_failed = rc < 0;
-	else
+		if (rc == 0 && s->cfg.raw_documents &&
+		    (s->cfg.mode == SPLIT_XPATH || s->cfg.mode == SPLIT_JSON)) {
+			buf_addf(err, "the file is empty: not %s document",
+				 s->cfg.mode == SPLIT_JSON ? "a JSON" : "an XML or JSON");
+			rc = -1;
+		}
+	} else
 		rc = run_mode(s, &k, body, whole.len, src, err, &source_failed);
 	if (rc == 0)
 		rc = sink_finish(&k);

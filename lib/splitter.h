@@ -51,6 +51,8 @@ struct splitter_config {
 	struct split_header *headers;	/* --header NAME=EXPR */
 	size_t nheaders;
 	int no_stream;			/* always build the DOM (tests) */
+	int raw_documents;		/* parents are raw files (-r): with -x or
+					 * -j an empty one is invalid, not empty */
 	char **ns;
 	size_t nns;
 };

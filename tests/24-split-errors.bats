@@ -135,6 +135,29 @@ orders_with_error() {
 	done
 }
 
+@test "errors: an empty raw file is no document: invalid at the split with -x and -j, named" {
+	: >empty.xml
+	run -65 --separate-stderr msg-split -r -x //order empty.xml
+	[[ $stderr == "msg-split: empty.xml (Message-Id "*"): the file is empty: not an XML or JSON document" ]]
+	[ -z "$output" ]
+	run -65 --separate-stderr msg-split -r -j /orders --empty drop empty.xml
+	[[ $stderr == "msg-split: empty.xml (Message-Id "*"): the file is empty: not a JSON document" ]]
+	# Diverted whole, and the run goes on.
+	printf '<o><order/></o>' >one.xml
+	run -0 --separate-stderr msg-split -r -x //order --invalid bad.msg --output out.msg empty.xml one.xml
+	[ "$(count out.msg)" = 1 ]
+	[ "$(hv bad.msg 1 Error)" = 'msg-split: the file is empty: not an XML or JSON document' ]
+	[ "$(hv bad.msg 1 File-Name)" = empty.xml ]
+	# From a dir: spool, it is set aside.
+	mkdir -p in/new
+	: >in/new/empty.xml
+	run -65 --separate-stderr msg-split -r --once -x //order dir:in
+	[ "$(ls in/bad)" = empty.xml ]
+	# Lines and pieces of an empty file are none: the --empty case.
+	run -0 --separate-stderr msg-split -r -l --output l.msg empty.xml
+	[ "$(hv l.msg 1 Sequence-Size)" = 0 ]
+}
+
 @test "errors: --empty drop writes nothing for an empty parent and goes on" {
 	{ msg-wrap "$SPLIT/nested.xml"; msg-wrap "$SPLIT/orders.xml"; } >in.msg
 	local mode
