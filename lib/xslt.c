@@ -534,7 +534,7 @@ static xmlDocPtr parse_input(struct xslt *x, const char *body, size_t len,
 			     enum body_kind kind, int for_xslt, struct buf *err,
 			     int *status)
 {
-	struct buf why = BUF_INIT;
+	struct buf why = BUF_INIT, later = BUF_INIT;
 	xmlParserCtxtPtr pctxt;
 	xmlDocPtr doc = NULL;
 	int opts;
@@ -568,7 +568,8 @@ static xmlDocPtr parse_input(struct xslt *x, const char *body, size_t len,
 		opts |= XML_PARSE_NOBLANKS;
 	xmldoc_begin();
 	doc = parse_xml(pctxt, body, len, NULL, opts, x->o.load_dtd, &why);
-	if (xmldoc_end(&why) == MSG_NO_MEMORY) {
+	/* A reason of parse_xml's own is the one to give. */
+	if (xmldoc_end(why.len ? &later : &why) == MSG_NO_MEMORY) {
 		buf_addstr(err, "out of memory parsing the body");
 		*status = MSG_NO_MEMORY;
 		xmlFreeDoc(doc);
@@ -580,6 +581,7 @@ static xmlDocPtr parse_input(struct xslt *x, const char *body, size_t len,
 	}
 	xmlFreeParserCtxt(pctxt);
 	buf_release(&why);
+	buf_release(&later);
 	return doc;
 }
 
