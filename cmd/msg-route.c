@@ -258,6 +258,8 @@ static int route_frame(struct tool *t, struct frame_reader *fr, struct headers *
 	}
 	expr_env_bind(env, h, loaded ? body.ptr : NULL, loaded ? body.len : 0);
 	r = router_decide(&router, &out, h, &dest, &err);
+	if (r == MSG_NO_MEMORY)
+		tool_no_memory(t, h, err.ptr);
 	if (r < 0) {
 		if (!loaded && frame_reader_body(fr, &body) < 0)
 			return -1;

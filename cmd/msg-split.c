@@ -62,7 +62,7 @@ static int option(struct tool *t, int c, const char *arg)
 	case 'l': set_mode(t, SPLIT_LINES); return 0;
 	case 'd': set_mode(t, SPLIT_REGEX); cfg.regex = arg; return 0;
 	case OPT_KEEP: cfg.keep_delimiter = 1; return 0;
-	case 'r': raw = 1; return 0;
+	case 'r': raw = cfg.raw_documents = 1; return 0;
 	case OPT_NO_STREAM: cfg.no_stream = 1; return 0;
 	case 'g':
 		errno = 0;
@@ -90,11 +90,28 @@ static int option(struct tool *t, int c, const char *arg)
 	return -1;
 }
 
+/* The parent, named by its place in the input and its Message-Id. */
+static void name_parent(struct tool *t, const char *raw_name, struct headers *h,
+			struct buf *where)
+{
+	const char *id = headers_get(h, "Message-Id");
+
+	if (t->current)
+		buf_addf(where, "%s: message %llu", t->current->name,
+			 (unsigned long long)t->current->frames);
+	else
+		buf_addstr(where, raw_name);
+	if (id)
+		buf_addf(where, " (Message-Id %s)", id);
+}
+
 /* What one parent's split came to: count it, or end the tool. */
 static void account(struct tool *t, enum split_result r, uint64_t written,
 		    struct frame_reader *fr, const char *raw_name, struct headers *h,
 		    struct buf *err)
 {
+	struct buf where = BUF_INIT;
+
 	counters[C_OUT].n += written;
 	switch (r) {
 	case SPLIT_OK:
@@ -107,18 +124,14 @@ static void account(struct tool *t, enum split_result r, uint64_t written,
 		tool_writer_failed(t->out);
 	case SPLIT_INVALID_WRITE_FAILED:
 		tool_writer_failed(t->invalid);
+	case SPLIT_NO_MEMORY:
+		/* The machine's fault: a dir: input keeps the parent. */
+		name_parent(t, raw_name, h, &where);
+		die(EX_SOFTWARE, "%s: %s", where.ptr, err->ptr);
 	case SPLIT_INVALID:
 		counters[C_INVALID].n++;
 		if (!t->invalid) {
-			const char *id = headers_get(h, "Message-Id");
-			struct buf where = BUF_INIT;
-			if (t->current)
-				buf_addf(&where, "%s: message %llu", t->current->name,
-					 (unsigned long long)t->current->frames);
-			else
-				buf_addstr(&where, raw_name);
-			if (id)
-				buf_addf(&where, " (Message-Id %s)", id);
+			name_parent(t, raw_name, h, &where);
 			tool_refuse("%s: %s", where.ptr, err->ptr);
 			buf_release(&where);
 			return;
@@ -179,15 +192,11 @@ static int raw_next(void *arg, const char **p, size_t *n)
 
 static const char *raw_type(const struct raw_source *rs)
 {
-	size_t i = 0;
-
 	if (cfg.mode == SPLIT_JSON)
 		return "application/json";
 	if (cfg.mode != SPLIT_XPATH)
 		return "text/plain";
-	while (i < rs->n && strchr(" \t\r\n", rs->buf[i]))
-		i++;
-	return i < rs->n && (rs->buf[i] == '{' || rs->buf[i] == '[')
+	return message_body_start(rs->buf, rs->n) == STARTS_JSON
 		       ? "application/json" : "application/xml";
 }
 

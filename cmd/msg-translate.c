@@ -204,6 +204,7 @@ static void rename_header(struct headers *h, const struct op *op)
 static int apply_ops(struct headers *h, struct buf *why)
 {
 	static struct buf value = BUF_INIT;
+	int r;
 
 	for (size_t i = 0; i < opt.nops; i++) {
 		struct op *op = &opt.ops[i];
@@ -212,8 +213,8 @@ static int apply_ops(struct headers *h, struct buf *why)
 			headers_set(h, op->name, op->arg);
 			break;
 		case OP_SET:
-			if (expr_eval_string(op->expr, env, &value, why) < 0)
-				return -1;
+			if ((r = expr_eval_string(op->expr, env, &value, why)) < 0)
+				return r;
 			headers_setn(h, op->name, value.ptr, value.len);
 			break;
 		case OP_UNSET:
@@ -265,6 +266,7 @@ static int translate_frame(struct tool *t, struct frame_reader *fr, struct heade
 	static struct buf body = BUF_INIT, why = BUF_INIT;
 	static struct headers out = HEADERS_INIT;
 	const struct buf *result = &body;
+	int r;
 
 	counters[C_IN].n++;
 	if (frame_reader_body(fr, &body) < 0)
@@ -273,7 +275,9 @@ static int translate_frame(struct tool *t, struct frame_reader *fr, struct heade
 	buf_reset(&why);
 	headers_copy(&out, h);
 	if (opt.xslt || opt.xslt_header || opt.o.to || opt.layout_set) {
-		if (translate(h, &body, &why) < 0)
+		if ((r = translate(h, &body, &why)) == MSG_NO_MEMORY)
+			tool_no_memory(t, h, why.ptr);
+		if (r < 0)
 			return tool_invalid(t, h, body.ptr, body.len, "%s", why.ptr);
 		/* A new document is a new message, as msg-translate(1) says. */
 		message_stamp(&out);
@@ -284,7 +288,9 @@ static int translate_frame(struct tool *t, struct frame_reader *fr, struct heade
 				    headers_value(&res.headers, i, NULL));
 		result = &res.body;
 	}
-	if (apply_ops(&out, &why) < 0)
+	if ((r = apply_ops(&out, &why)) == MSG_NO_MEMORY)
+		tool_no_memory(t, h, why.ptr);
+	if (r < 0)
 		return tool_invalid(t, h, body.ptr, body.len, "%s", why.ptr);
 	if (tool_write(t->out, &out, result->ptr, result->len, &why) < 0)
 		return tool_invalid(t, h, body.ptr, body.len, "%s", why.ptr);

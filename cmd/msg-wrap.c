@@ -9,6 +9,7 @@
 #include "frame.h"
 #include "io.h"
 #include "message.h"
+#include "mimetypes.h"
 #include "rawin.h"
 #include "tool.h"
 
@@ -170,6 +171,15 @@ static void copy_body(struct raw_input *ri, struct frame_writer *fw)
 	buf_release(&err);
 }
 
+/* A file's name says what it holds; without a known extension (or a
+ * name, for stdin), the body does. */
+static const char *whole_type(struct raw_input *ri, const struct input *in)
+{
+	const char *type = in->file_name ? mimetypes_by_name(in->file_name) : NULL;
+
+	return type ? type : raw_input_type(ri);
+}
+
 /* The whole input is one message. */
 static void wrap_whole(struct tool *t, int fd, const struct input *in)
 {
@@ -183,7 +193,7 @@ static void wrap_whole(struct tool *t, int fd, const struct input *in)
 	headers_reset(&h);
 	message_stamp(&h);
 	file_name_header(&h, in);
-	finish_headers(&h, raw_input_type(&ri));
+	finish_headers(&h, whole_type(&ri, in));
 	if (frame_writer_begin(t->out, &h, ri.len) == 0) {
 		copy_body(&ri, t->out);
 		counters[C_OUT].n++;

@@ -49,6 +49,13 @@ static inline size_t buf_avail(const struct buf *b)
 }
 
 /* Allocation helpers that never return NULL: out of memory exits 70. */
+/*
+ * A library that allocates behind our back (libxml2) reports running out
+ * of memory as a failure like any other; the functions that parse a
+ * message's body return this instead of -1 then, so that the tool blames
+ * the machine (exit 70, the message kept for a retry), not the message.
+ */
+#define MSG_NO_MEMORY (-2)
 void *xmalloc(size_t n);
 void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);

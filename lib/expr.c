@@ -14,6 +14,7 @@
 #include "diag.h"
 #include "jsonptr.h"
 #include "jsonxml.h"
+#include "message.h"
 #include "xmldoc.h"
 
 struct expr_env {
@@ -27,6 +28,7 @@ struct expr_env {
 	size_t len;
 	xmlDocPtr doc;
 	int doc_state;		/* 0 not built, 1 built, -1 invalid */
+	int doc_status;		/* when invalid: -1, or MSG_NO_MEMORY */
 	struct buf doc_err;
 	int kind;		/* enum body_kind, or -1 not decided */
 };
@@ -656,7 +658,6 @@ void expr_env_bind_as(struct expr_env *env, const struct headers *h,
 enum body_kind expr_env_kind(struct expr_env *env)
 {
 	const char *type = env->h ? headers_get(env->h, "Content-Type") : NULL;
-	size_t i = 0;
 
 	if (env->kind >= 0)
 		return (enum body_kind)env->kind;
@@ -664,18 +665,12 @@ enum body_kind expr_env_kind(struct expr_env *env)
 		env->kind = BODY_JSON;
 	else if (type && contains_ci(type, "xml"))
 		env->kind = BODY_XML;
-	else {
-		if (env->len >= 3 && !memcmp(env->body, "\xef\xbb\xbf", 3))
-			i = 3;
-		while (i < env->len && isspace((unsigned char)env->body[i]))
-			i++;
-		if (i < env->len && env->body[i] == '<')
-			env->kind = BODY_XML;
-		else if (i < env->len && (env->body[i] == '{' || env->body[i] == '['))
-			env->kind = BODY_JSON;
-		else
-			env->kind = BODY_TEXT;
-	}
+	else
+		switch (message_body_start(env->body, env->len)) {
+		case STARTS_XML: env->kind = BODY_XML; break;
+		case STARTS_JSON: env->kind = BODY_JSON; break;
+		case STARTS_OTHER: env->kind = BODY_TEXT; break;
+		}
 	return (enum body_kind)env->kind;
 }
 
@@ -712,6 +707,7 @@ static xmlDocPtr bound_doc(struct expr_env *env)
 		return env->doc_state > 0 ? env->doc : NULL;
 	buf_reset(&env->doc_err);
 	register_ns(env);
+	env->doc_status = -1;
 	if (env->len > (size_t)INT32_MAX) {
 		buf_addstr(&env->doc_err, "body larger than 2 GiB");
 		env->doc_state = -1;
@@ -719,13 +715,18 @@ static xmlDocPtr bound_doc(struct expr_env *env)
 	}
 	switch (expr_env_kind(env)) {
 	case BODY_XML:
-		env->doc = xmldoc_parse(env->body, env->len, &env->doc_err);
+		env->doc = xmldoc_parse(env->body, env->len, &env->doc_err,
+					&env->doc_status);
 		break;
 	case BODY_JSON:
 		env->doc = jsonxml_parse(env->body, env->len, &env->doc_err);
 		break;
 	case BODY_TEXT:
 		env->doc = text_doc(env->body, env->len);
+		if (!env->doc) {
+			buf_addstr(&env->doc_err, "out of memory");
+			env->doc_status = MSG_NO_MEMORY;
+		}
 		break;
 	}
 	if (!env->doc) {
@@ -737,14 +738,24 @@ static xmlDocPtr bound_doc(struct expr_env *env)
 	return env->doc;
 }
 
-struct _xmlDoc *expr_env_doc(struct expr_env *env, struct buf *err)
+/* Why the bound body has no document: "body is not XML: ...", or the
+ * machine's fault. Returns -1 or MSG_NO_MEMORY. */
+static int doc_failure(struct expr_env *env, struct buf *err)
 {
-	xmlDocPtr doc = bound_doc(env);
-
-	if (!doc)
+	if (env->doc_status == MSG_NO_MEMORY)
+		buf_addf(err, "%s parsing the body", env->doc_err.ptr);
+	else
 		buf_addf(err, "body is not %s: %s",
 			 expr_env_kind(env) == BODY_JSON ? "JSON" : "XML",
 			 env->doc_err.ptr);
+	return env->doc_status;
+}
+
+struct _xmlDoc *expr_env_doc(struct expr_env *env, struct buf *err, int *status)
+{
+	xmlDocPtr doc = bound_doc(env);
+
+	*status = doc ? 0 : doc_failure(env, err);
 	return doc;
 }
 
@@ -766,21 +777,37 @@ void expr_env_scope_ns(struct expr_env *env, struct _xmlNode *node)
 	}
 }
 
+/* XPath's errors, and whether it ran out of memory. */
+struct eval_errors {
+	struct buf why;
+	int no_memory;
+};
+
+static void capture_eval_error(void *data, xmlErrorPtr e)
+{
+	struct eval_errors *ee = data;
+
+	if (e && e->code == XML_ERR_NO_MEMORY)
+		ee->no_memory = 1;
+	capture_xpath_error(&ee->why, e);
+}
+
+/* The value of e, or NULL with the reason in err and *status -1 (the
+ * message is invalid) or MSG_NO_MEMORY. */
 static xmlXPathObjectPtr eval_at(struct expr *e, struct expr_env *env,
-				 xmlNodePtr context, struct buf *err)
+				 xmlNodePtr context, struct buf *err, int *status)
 {
 	xmlXPathObjectPtr r;
-	struct buf why = BUF_INIT;
+	struct eval_errors ee = { BUF_INIT, 0 };
 
+	*status = 0;
 	if (context) {
 		env->xpath->doc = context->doc;
 		env->xpath->node = context;
 	} else if (e->needs & EXPR_NEEDS_DOC) {
 		xmlDocPtr doc = bound_doc(env);
 		if (!doc) {
-			buf_addf(err, "body is not %s: %s",
-				 expr_env_kind(env) == BODY_JSON ? "JSON" : "XML",
-				 env->doc_err.ptr);
+			*status = doc_failure(env, err);
 			return NULL;
 		}
 		env->xpath->doc = doc;
@@ -790,31 +817,36 @@ static xmlXPathObjectPtr eval_at(struct expr *e, struct expr_env *env,
 		env->xpath->doc = env->empty;
 		env->xpath->node = (xmlNodePtr)env->empty;
 	}
-	xmlSetStructuredErrorFunc(&why, capture_xpath_error);
+	xmlSetStructuredErrorFunc(&ee, capture_eval_error);
 	r = xmlXPathCompiledEval(e->comp, env->xpath);
 	xmldoc_restore_errors();
-	if (!r && env->doc_state < 0)
-		buf_addf(err, "body is not JSON: %s", env->doc_err.ptr);
-	else if (!r)
-		buf_addf(err, "cannot evaluate '%s': %s", e->text,
-			 why.len ? why.ptr : "error");
-	buf_release(&why);
+	if (!r) {
+		*status = ee.no_memory ? MSG_NO_MEMORY : -1;
+		if (ee.no_memory)
+			buf_addf(err, "out of memory evaluating '%s'", e->text);
+		else if (env->doc_state < 0)
+			buf_addf(err, "body is not JSON: %s", env->doc_err.ptr);
+		else
+			buf_addf(err, "cannot evaluate '%s': %s", e->text,
+				 ee.why.len ? ee.why.ptr : "error");
+	}
+	buf_release(&ee.why);
 	return r;
 }
 
 int expr_eval_bool(struct expr *e, struct expr_env *env, int *out, struct buf *err)
 {
 	xmlXPathObjectPtr r;
-	int fast = e->fast ? fast_bool(e, env) : -1;
+	int fast = e->fast ? fast_bool(e, env) : -1, status;
 
 	if (fast >= 0) {
 		*out = fast;
 		return 0;
 	}
-	r = eval_at(e, env, NULL, err);
+	r = eval_at(e, env, NULL, err, &status);
 
 	if (!r)
-		return -1;
+		return status;
 	*out = xmlXPathCastToBoolean(r);
 	xmlXPathFreeObject(r);
 	return 0;
@@ -835,28 +867,30 @@ static int to_string(xmlXPathObjectPtr r, struct buf *out)
 int expr_eval_string(struct expr *e, struct expr_env *env, struct buf *out,
 		     struct buf *err)
 {
-	xmlXPathObjectPtr r = eval_at(e, env, NULL, err);
+	int status;
+	xmlXPathObjectPtr r = eval_at(e, env, NULL, err, &status);
 
-	return r ? to_string(r, out) : -1;
+	return r ? to_string(r, out) : status;
 }
 
 int expr_string_at(struct expr *e, struct expr_env *env, struct _xmlNode *context,
 		   struct buf *out, struct buf *err)
 {
-	xmlXPathObjectPtr r = eval_at(e, env, context, err);
+	int status;
+	xmlXPathObjectPtr r = eval_at(e, env, context, err, &status);
 
-	return r ? to_string(r, out) : -1;
+	return r ? to_string(r, out) : status;
 }
 
 int expr_selects_nodes(struct expr *e, struct expr_env *env)
 {
 	struct buf err = BUF_INIT;
 	xmlXPathObjectPtr r;
-	int yes;
+	int yes, status;
 
 	/* On an empty document, a path still gives a (empty) node-set. An
 	 * error (a prefix only the documents will declare) proves nothing. */
-	r = eval_at(e, env, (xmlNodePtr)env->empty, &err);
+	r = eval_at(e, env, (xmlNodePtr)env->empty, &err, &status);
 	yes = !r || r->type == XPATH_NODESET;
 	xmlXPathFreeObject(r);
 	buf_release(&err);
@@ -866,13 +900,14 @@ int expr_selects_nodes(struct expr *e, struct expr_env *env)
 int expr_nodes(struct expr *e, struct expr_env *env, struct _xmlNode ***nodes,
 	       size_t *count, struct buf *err)
 {
-	xmlXPathObjectPtr r = eval_at(e, env, NULL, err);
+	int status;
+	xmlXPathObjectPtr r = eval_at(e, env, NULL, err, &status);
 	size_t n;
 
 	*nodes = NULL;
 	*count = 0;
 	if (!r)
-		return -1;
+		return status;
 	if (r->type != XPATH_NODESET) {
 		buf_addf(err, "expression '%s' does not select nodes", e->text);
 		xmlXPathFreeObject(r);

@@ -64,15 +64,20 @@ void expr_env_bind_as(struct expr_env *env, const struct headers *h,
 /* How the bound body is seen: by Content-Type, else by its first byte. */
 enum body_kind expr_env_kind(struct expr_env *env);
 
-/* Evaluate against the bound message. 0, or -1 with a reason in err: the
- * body is not what it claims to be (an invalid message). */
+/*
+ * Evaluate against the bound message. 0, or with a reason in err -1 (the
+ * body is not what it claims to be: an invalid message) or MSG_NO_MEMORY
+ * (libxml2 ran out of memory: the message is not at fault). The same
+ * holds for every function below that takes err.
+ */
 int expr_eval_bool(struct expr *e, struct expr_env *env, int *out,
 		   struct buf *err);
 int expr_eval_string(struct expr *e, struct expr_env *env, struct buf *out,
 		     struct buf *err);
 
-/* The bound message's document (built on first use); NULL with err. */
-struct _xmlDoc *expr_env_doc(struct expr_env *env, struct buf *err);
+/* The bound message's document (built on first use); NULL with err and
+ * *status -1 or MSG_NO_MEMORY. */
+struct _xmlDoc *expr_env_doc(struct expr_env *env, struct buf *err, int *status);
 /* The same with a given context node (msg-split's --header). */
 int expr_string_at(struct expr *e, struct expr_env *env,
 		   struct _xmlNode *context, struct buf *out, struct buf *err);

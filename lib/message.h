@@ -15,11 +15,29 @@
 void message_stamp(struct headers *h);
 
 /*
- * Guess a media type from the body's first and last bytes: "application/xml"
- * when it starts with '<' and ends with '>', "application/json" for {...}
+ * What a body's first bytes say it is: STARTS_XML when its first
+ * character, after a byte-order mark and blanks, is '<' (in UTF-8, UTF-16
+ * or UTF-32, told by the mark or by an XML declaration), STARTS_JSON for
+ * '{' or '[' in UTF-8. This is how every tool tells XML from JSON from
+ * text when a message's Content-Type does not say.
+ */
+enum body_start { STARTS_OTHER, STARTS_XML, STARTS_JSON };
+enum body_start message_body_start(const char *p, size_t n);
+/*
+ * The encoding to tell libxml2 an XML body is in, or NULL to let it read
+ * the mark and declaration itself: libxml2 finds UTF-8 and UTF-16 on its
+ * own, but not UTF-32, which it then calls an empty document.
+ */
+const char *message_xml_encoding(const char *p, size_t n);
+
+/*
+ * Guess a media type from the body's first and last bytes:
+ * "application/xml" when it starts as message_body_start says XML does
+ * and ends with '>' (in the same encoding), "application/json" for {...}
  * or [...], "text/plain" for UTF-8 without NUL, else
- * "application/octet-stream". Leading BOM and blanks at both ends are
- * ignored. For a body too large to hold, pass its head and tail.
+ * "application/octet-stream". Blanks at both ends are ignored. For a
+ * body too large to hold, pass its head and tail (tail NULL: head is all
+ * of it).
  */
 const char *message_detect_type(const char *head, size_t head_len,
 				const char *tail, size_t tail_len);

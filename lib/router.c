@@ -136,9 +136,12 @@ static int by_partition(struct router *r, const struct fanout *f,
 {
 	struct buf key = BUF_INIT;
 	const char *to;
+	int rc = expr_eval_string(r->single, r->env, &key, err);
 
-	if (expr_eval_string(r->single, r->env, &key, err) < 0)
-		return -1;
+	if (rc < 0) {
+		buf_release(&key);
+		return rc;
+	}
 	to = r->o->to[key_hash(key.ptr, key.len) % r->o->nto];
 	fanout_set_add(dest, (size_t)fanout_find(f, to));
 	buf_release(&key);
@@ -173,11 +176,11 @@ static int by_header(struct router *r, const struct fanout *f,
 
 static int by_rules(struct router *r, struct fanout_set *dest, struct buf *err)
 {
-	int hit, found = ROUTE_UNMATCHED;
+	int hit, found = ROUTE_UNMATCHED, rc;
 
 	for (size_t i = 0; i < r->table.n; i++) {
-		if (expr_eval_bool(r->table.v[i].expr, r->env, &hit, err) < 0)
-			return -1;
+		if ((rc = expr_eval_bool(r->table.v[i].expr, r->env, &hit, err)) < 0)
+			return rc;
 		if (!hit)
 			continue;
 		r->table.v[i].matched++;
@@ -192,12 +195,12 @@ static int by_rules(struct router *r, struct fanout_set *dest, struct buf *err)
 int router_decide(struct router *r, const struct fanout *f,
 		  const struct headers *h, struct fanout_set *dest, struct buf *err)
 {
-	int hit;
+	int hit, rc;
 
 	switch (r->o->mode) {
 	case ROUTER_FILTER:
-		if (expr_eval_bool(r->single, r->env, &hit, err) < 0)
-			return -1;
+		if ((rc = expr_eval_bool(r->single, r->env, &hit, err)) < 0)
+			return rc;
 		if (!hit)
 			return ROUTE_DROPPED;
 		fanout_set_add(dest, 0);

@@ -67,7 +67,8 @@ int router_reload(struct router *r, struct fanout *f, struct buf *err);
 /* Does deciding read the body? */
 int router_needs_body(const struct router *r);
 /* The channels for the message bound to r->env (headers h) into dest:
- * ROUTE_*, or -1 with the reason in err (the message is invalid). */
+ * ROUTE_*, or with the reason in err -1 (the message is invalid) or
+ * MSG_NO_MEMORY. */
 int router_decide(struct router *r, const struct fanout *f,
 		  const struct headers *h, struct fanout_set *dest, struct buf *err);
 void router_release(struct router *r);

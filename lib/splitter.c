@@ -230,11 +230,12 @@ static int write_marker(struct sink *k)
 static int eval_item_headers(struct sink *k, xmlNodePtr context, struct buf *err)
 {
 	struct buf v = BUF_INIT;
+	int r;
 
 	for (size_t i = 0; i < k->s->cfg.nheaders; i++) {
-		if (expr_string_at(k->s->hexpr[i], k->s->env, context, &v, err) < 0) {
+		if ((r = expr_string_at(k->s->hexpr[i], k->s->env, context, &v, err)) < 0) {
 			buf_release(&v);
-			return -1;
+			return r;
 		}
 		headers_set(&k->gheaders, k->s->cfg.headers[i].name, v.ptr);
 	}
@@ -302,8 +303,8 @@ static int xml_item(struct sink *k, xmlNodePtr node, struct buf *err)
 	xmlChar *content;
 	int r;
 
-	if (k->gcount == 0 && eval_item_headers(k, node, err) < 0)
-		return -1;
+	if (k->gcount == 0 && (r = eval_item_headers(k, node, err)) < 0)
+		return r;
 	switch (node->type) {
 	case XML_DOCUMENT_NODE:
 		node = xmlDocGetRootElement((xmlDocPtr)node);
@@ -334,8 +335,8 @@ static int json_node_item(struct sink *k, xmlNodePtr node, struct buf *err)
 	struct buf text = BUF_INIT;
 	int r;
 
-	if (k->gcount == 0 && eval_item_headers(k, node, err) < 0)
-		return -1;
+	if (k->gcount == 0 && (r = eval_item_headers(k, node, err)) < 0)
+		return r;
 	if (node->type == XML_DOCUMENT_NODE)
 		node = xmlDocGetRootElement((xmlDocPtr)node);
 	if (node->type == XML_ELEMENT_NODE) {
@@ -474,10 +475,10 @@ static int split_dom(struct splitter *s, struct sink *k, const char *body,
 
 	expr_env_bind(s->env, k->parent, body, len);
 	json = expr_env_kind(s->env) == BODY_JSON;
-	if (!expr_env_doc(s->env, err))
-		return -1;
-	if (expr_nodes(s->xpath, s->env, &nodes, &n, err) < 0)
-		return -1;
+	if (!expr_env_doc(s->env, err, &r))
+		return r;
+	if ((r = expr_nodes(s->xpath, s->env, &nodes, &n, err)) < 0)
+		return r;
 	k->size_known = 1;
 	k->total = (n + s->cfg.group - 1) / s->cfg.group;
 	for (size_t i = 0; i < n && r == 0; i++)
@@ -490,18 +491,21 @@ static int text_context_headers(struct sink *k, const char *p, size_t n,
 				struct buf *err)
 {
 	xmlDocPtr doc;
+	int status;
 
 	if (!k->s->cfg.nheaders || k->gcount)
 		return 0;
 	expr_env_bind_as(k->s->env, k->parent, p, n, BODY_TEXT);
-	doc = expr_env_doc(k->s->env, err);
-	return doc ? eval_item_headers(k, doc->children, err) : -1;
+	doc = expr_env_doc(k->s->env, err, &status);
+	return doc ? eval_item_headers(k, doc->children, err) : status;
 }
 
 static int text_item(struct sink *k, const char *p, size_t n, struct buf *err)
 {
-	if (text_context_headers(k, p, n, err) < 0)
-		return -1;
+	int r = text_context_headers(k, p, n, err);
+
+	if (r < 0)
+		return r;
 	return add_item(k, p, n, "text/plain", "\n");
 }
 
@@ -511,8 +515,10 @@ static int text_item(struct sink *k, const char *p, size_t n, struct buf *err)
 static int piece_item(struct sink *k, const char *p, size_t n, const char *sep,
 		      size_t sep_len, struct buf *err)
 {
-	if (text_context_headers(k, p, n, err) < 0)
-		return -1;
+	int r = text_context_headers(k, p, n, err);
+
+	if (r < 0)
+		return r;
 	return add_item_after(k, p, n, "text/plain", sep, sep_len);
 }
 
@@ -546,8 +552,10 @@ static int split_regex(struct splitter *s, struct sink *k, const char *body,
 		} else {
 			end = next = len;
 		}
-		if (piece_item(k, body + at, end - at, body + sep_at, sep_len, err) < 0)
-			return -1;
+		int r = piece_item(k, body + at, end - at, body + sep_at, sep_len, err);
+
+		if (r < 0)
+			return r;
 		/* A kept delimiter is in the piece already. */
 		sep_at = end;
 		sep_len = next - end;
@@ -593,7 +601,7 @@ static int split_lines(struct sink *k, struct body_source *src, struct buf *err,
 		r = text_item(k, carry.ptr, carry.len, err);
 out:
 	buf_release(&carry);
-	return r < 0 ? -1 : 0;
+	return r < 0 ? r : 0;
 }
 
 /* ---- JSON arrays, as the body streams in ---- */
@@ -601,7 +609,7 @@ out:
 struct json_ctx {
 	struct sink *k;
 	struct buf *err;
-	int failed;
+	int failed;	/* 0, or how an element failed: -1, MSG_NO_MEMORY */
 };
 
 static int json_element(void *arg, const char *text, size_t n)
@@ -611,10 +619,13 @@ static int json_element(void *arg, const char *text, size_t n)
 
 	if (k->s->cfg.nheaders && k->gcount == 0) {
 		xmlDocPtr doc;
+		int r;
 		expr_env_bind_as(k->s->env, k->parent, text, n, BODY_JSON);
-		doc = expr_env_doc(k->s->env, c->err);
-		if (!doc || eval_item_headers(k, xmlDocGetRootElement(doc), c->err) < 0) {
-			c->failed = 1;
+		doc = expr_env_doc(k->s->env, c->err, &r);
+		if (doc)
+			r = eval_item_headers(k, xmlDocGetRootElement(doc), c->err);
+		if (r < 0) {
+			c->failed = r;
 			return -1;
 		}
 	}
@@ -623,7 +634,7 @@ static int json_element(void *arg, const char *text, size_t n)
 		buf_addch(&k->gwrap_close, ']');
 	}
 	if (add_item(k, text, n, "application/json", ",") < 0) {
-		c->failed = 1;
+		c->failed = -1;
 		return -1;
 	}
 	return 0;
@@ -654,7 +665,7 @@ out:
 		buf_addf(err, "body is not a JSON document with an array at '%s': %s",
 			 s->cfg.pointer, js.err.ptr);
 	jsonscan_release(&js);
-	return rc;
+	return c.failed ? c.failed : rc;
 }
 
 /* ---- XML, as the body streams in ---- */
@@ -734,8 +745,10 @@ static int split_xml_stream(struct splitter *s, struct sink *k,
 	expr_env_bind_as(s->env, k->parent, NULL, 0, BODY_XML);
 	xmldoc_begin();
 	r = xmlReaderForIO(xml_read, no_close, &io, NULL, NULL, xmldoc_parse_options());
-	if (!r)
-		die(EX_SOFTWARE, "cannot create an XML reader");
+	if (!r) {
+		buf_addstr(err, "out of memory parsing the body");
+		return MSG_NO_MEMORY;
+	}
 	while (rc == 0 && (ret = xmlTextReaderRead(r)) == 1) {
 		int type = xmlTextReaderNodeType(r);
 
@@ -769,22 +782,28 @@ static int split_xml_stream(struct splitter *s, struct sink *k,
 			xmlStreamPop(st);
 		}
 	}
-	if (rc == 0 && io.failed) {
-		*source_failed = 1;
-		rc = -1;
-	} else if (rc == 0) {
-		struct buf why = BUF_INIT;
-		if (xmldoc_end(&why) < 0 || ret < 0) {
-			buf_addf(err, "body is not XML: %s", why.len ? why.ptr : "not well-formed");
-			rc = -1;
-		}
-		buf_release(&why);
-	}
+	/* What the reader built goes first: after running out of memory,
+	 * the diagnostic needs some. */
 	if (st)
 		xmlFreeStreamCtxt(st);
 	if (pat)
 		xmlFreePattern(pat);
 	xmlFreeTextReader(r);
+	if (rc == 0 && io.failed) {
+		*source_failed = 1;
+		rc = -1;
+	} else if (rc == 0) {
+		struct buf why = BUF_INIT;
+		int status = xmldoc_end(&why);
+		if (status == MSG_NO_MEMORY) {
+			buf_addf(err, "%s parsing the body", why.ptr);
+			rc = status;
+		} else if (status < 0 || ret < 0) {
+			buf_addf(err, "body is not XML: %s", why.len ? why.ptr : "not well-formed");
+			rc = -1;
+		}
+		buf_release(&why);
+	}
 	return rc;
 }
 
@@ -814,31 +833,29 @@ static int replay_next(void *arg, const char **p, size_t *n)
 /*
  * A plain path streams XML; a parent that is something else (JSON,
  * through the mapping, or text) needs the document built. The type says
- * which; without one, the first byte does, as for any expression.
+ * which; without one, the first bytes do, as for any expression.
  */
 static int streams_for(const struct splitter *s, const struct headers *parent,
 		       struct replay *peek, int *source_failed)
 {
 	const char *type = headers_get(parent, "Content-Type");
-	size_t i = 0;
 	int r;
 
 	if (s->cfg.mode != SPLIT_XPATH || !s->stream_xml)
 		return splitter_streams(s);
-	if (type && *type)
-		return strcasestr(type, "xml") ||
-		       !(strcasestr(type, "json") || !strncasecmp(type, "text/", 5));
 	r = peek->inner->next(peek->inner->arg, &peek->p, &peek->n);
 	if (r < 0) {
 		*source_failed = 1;
 		return 1;
 	}
 	peek->pending = r > 0;
-	if (peek->n >= 3 && !memcmp(peek->p, "\xef\xbb\xbf", 3))
-		i = 3;
-	while (i < peek->n && strchr(" \t\r\n", peek->p[i]))
-		i++;
-	return i < peek->n && peek->p[i] == '<';
+	/* libxml2's reader cannot read UTF-32; its tree parser can. */
+	if (message_xml_encoding(peek->p, peek->n))
+		return 0;
+	if (type && *type)
+		return strcasestr(type, "xml") ||
+		       !(strcasestr(type, "json") || !strncasecmp(type, "text/", 5));
+	return message_body_start(peek->p, peek->n) == STARTS_XML;
 }
 
 /* While a parent streams, a copy of its body goes to a temporary file, so
@@ -958,11 +975,19 @@ enum split_result splitter_run(struct splitter *s, struct headers *parent,
 		src = &teed;
 	}
 	/* An empty body has nothing to split (an outer split's marker, say):
-	 * that is the --empty case, not a malformed document. */
-	if (src->length == 0 && (body ? whole.len == 0 : 1))
-		rc = src->next(src->arg, &(const char *){ NULL }, &(size_t){ 0 }) < 0 ? -1 : 0,
+	 * that is the --empty case, not a malformed document. An empty raw
+	 * file, though, is no document at all, and the split is where that
+	 * is to be told, not some later step. */
+	if (src->length == 0 && (body ? whole.len == 0 : 1)) {
+		rc = src->next(src->arg, &(const char *){ NULL }, &(size_t){ 0 }) < 0 ? -1 : 0;
 		source_failed = rc < 0;
-	else
+		if (rc == 0 && s->cfg.raw_documents &&
+		    (s->cfg.mode == SPLIT_XPATH || s->cfg.mode == SPLIT_JSON)) {
+			buf_addf(err, "the file is empty: not %s document",
+				 s->cfg.mode == SPLIT_JSON ? "a JSON" : "an XML or JSON");
+			rc = -1;
+		}
+	} else
 		rc = run_mode(s, &k, body, whole.len, src, err, &source_failed);
 	if (rc == 0)
 		rc = sink_finish(&k);
@@ -979,6 +1004,8 @@ enum split_result splitter_run(struct splitter *s, struct headers *parent,
 		res = SPLIT_WRITE_FAILED;
 	} else if (source_failed) {
 		res = SPLIT_SOURCE_FAILED;
+	} else if (rc == MSG_NO_MEMORY) {
+		res = SPLIT_NO_MEMORY;
 	} else if (rc < 0) {
 		res = SPLIT_INVALID;
 		if (k.too_big.len) {

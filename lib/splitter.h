@@ -51,6 +51,8 @@ struct splitter_config {
 	struct split_header *headers;	/* --header NAME=EXPR */
 	size_t nheaders;
 	int no_stream;			/* always build the DOM (tests) */
+	int raw_documents;		/* parents are raw files (-r): with -x or
+					 * -j an empty one is invalid, not empty */
 	char **ns;
 	size_t nns;
 };
@@ -69,6 +71,8 @@ enum split_result {
 	SPLIT_SOURCE_FAILED,	/* reading the body failed (framing, I/O) */
 	SPLIT_WRITE_FAILED,	/* writing a child to out failed */
 	SPLIT_INVALID_WRITE_FAILED,	/* diverting to invalid failed */
+	SPLIT_NO_MEMORY,	/* libxml2 ran out of memory: err says where; the
+				 * parent is not at fault and is not diverted */
 };
 
 /*

@@ -242,6 +242,22 @@ uint64_t *tool_counter(struct tool *t, const char *name)
 	die(EX_SOFTWARE, "no counter '%s'", name);
 }
 
+/* "INPUT: message N (Message-Id ID): ", when the message came from an
+ * input, so that a diagnostic names it. */
+static void message_place(struct tool *t, const struct headers *h,
+			  struct buf *where)
+{
+	const char *id = headers_get(h, "Message-Id");
+
+	if (!t->current)
+		return;
+	buf_addf(where, "%s: message %llu", t->current->name,
+		 (unsigned long long)t->current->frames);
+	if (id)
+		buf_addf(where, " (Message-Id %s)", id);
+	buf_addstr(where, ": ");
+}
+
 void tool_warn_diverted(struct tool *t, const struct headers *h,
 			const char *reason)
 {
@@ -263,18 +279,9 @@ void tool_warn_diverted(struct tool *t, const struct headers *h,
 void tool_invalid_refuse(struct tool *t, const struct headers *h,
 			 const char *reason)
 {
-	const char *id = headers_get(h, "Message-Id");
 	struct buf where = BUF_INIT;
 
-	/* Name the message by its place in the input, when it came from
-	 * one. */
-	if (t->current) {
-		buf_addf(&where, "%s: message %llu", t->current->name,
-			 (unsigned long long)t->current->frames);
-		if (id)
-			buf_addf(&where, " (Message-Id %s)", id);
-		buf_addstr(&where, ": ");
-	}
+	message_place(t, h, &where);
 	tool_refuse("%s%s", where.ptr, reason);
 	buf_release(&where);
 }
@@ -320,6 +327,14 @@ int tool_invalid(struct tool *t, struct headers *h, const void *body,
 		tool_writer_failed(t->invalid);
 	buf_release(&reason);
 	return 0;
+}
+
+void tool_no_memory(struct tool *t, struct headers *h, const char *reason)
+{
+	struct buf where = BUF_INIT;
+
+	message_place(t, h, &where);
+	die(EX_SOFTWARE, "%s%s", where.ptr, reason);
 }
 
 static void close_output(struct frame_writer *fw)

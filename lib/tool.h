@@ -156,6 +156,13 @@ void tool_refuse(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * a file was set aside, else 0.
  */
 int tool_inputs_status(void);
+/*
+ * The machine, not the message, failed (MSG_NO_MEMORY): the tool exits 70
+ * naming the message, after flushing the output for earlier ones; a dir:
+ * input keeps the message for a retry instead of setting it aside.
+ */
+_Noreturn void tool_no_memory(struct tool *t, struct headers *h,
+			      const char *reason);
 
 /* Count one in the counter called name, if the tool keeps one. */
 void tool_count(struct tool *t, const char *name);

@@ -5,8 +5,11 @@
 #include <libxml/xmlerror.h>
 #include <string.h>
 
+#include "message.h"
+
 static int initialised;
 static int failed;
+static int out_of_memory;
 static struct buf first_error = BUF_INIT;
 static struct buf refused_entity = BUF_INIT;
 
@@ -21,16 +24,113 @@ static xmlParserInputPtr refuse_external(const char *url, const char *id,
 	return NULL;
 }
 
+/*
+ * Errors libxml2 gives when the input stopped in the middle of a
+ * construct: at the very end of the input they mean the document was cut
+ * short, not that what is there is wrong.
+ */
+static int unfinished_construct(int code)
+{
+	switch (code) {
+	case XML_ERR_DOCUMENT_EMPTY:
+	case XML_ERR_ENTITYREF_SEMICOL_MISSING:
+	case XML_ERR_STRING_NOT_STARTED:
+	case XML_ERR_STRING_NOT_CLOSED:
+	case XML_ERR_LITERAL_NOT_STARTED:
+	case XML_ERR_LITERAL_NOT_FINISHED:
+	case XML_ERR_ATTRIBUTE_NOT_STARTED:
+	case XML_ERR_ATTRIBUTE_NOT_FINISHED:
+	case XML_ERR_ATTRIBUTE_WITHOUT_VALUE:
+	case XML_ERR_COMMENT_NOT_FINISHED:
+	case XML_ERR_HYPHEN_IN_COMMENT:
+	case XML_ERR_RESERVED_XML_NAME:
+	case XML_ERR_PI_NOT_STARTED:
+	case XML_ERR_PI_NOT_FINISHED:
+	case XML_ERR_CDATA_NOT_FINISHED:
+	case XML_ERR_SPACE_REQUIRED:
+	case XML_ERR_NAME_REQUIRED:
+	case XML_ERR_EQUAL_REQUIRED:
+	case XML_ERR_GT_REQUIRED:
+	case XML_ERR_LTSLASH_REQUIRED:
+	case XML_ERR_VERSION_MISSING:
+	case XML_ERR_XMLDECL_NOT_FINISHED:
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * Where the parser stopped, does the input hold nothing but the start of
+ * a token, too short to tell (the parser stops before "<!" when the input
+ * ends in "<![CD", before "--" when it ends in "<!--c--")?
+ */
+static int ends_in_partial_token(const xmlParserCtxt *ctxt)
+{
+	static const char *const tokens[] = {
+		"<!--", "<![CDATA[", "/>", "-->", "?>", "version",
+	};
+	const xmlChar *cur = ctxt->input->cur, *end = ctxt->input->end;
+
+	for (size_t i = 0; i < sizeof(tokens) / sizeof(tokens[0]); i++)
+		for (size_t back = 0; back < 2 && cur - back >= ctxt->input->base; back++) {
+			size_t left = (size_t)(end - (cur - back));
+			if (left < strlen(tokens[i]) && !memcmp(cur - back, tokens[i], left))
+				return 1;
+		}
+	return 0;
+}
+
+/*
+ * Was the document cut short (a half-uploaded file)? The tree parser says
+ * "Premature end of data in tag", or names the construct the input ended
+ * in; the streaming reader, which learns of the end only when it has
+ * parsed everything before it, says "Extra content at the end of the
+ * document" in any state but the one after the document element.
+ */
+static int truncated(const xmlError *e)
+{
+	const xmlParserCtxt *ctxt = e->domain == XML_FROM_PARSER ? e->ctxt : NULL;
+
+	if (!ctxt || !ctxt->input)
+		return 0;
+	if (e->code == XML_ERR_TAG_NOT_FINISHED)
+		return 1;
+	if (e->code == XML_ERR_DOCUMENT_END)
+		return ctxt->instate != XML_PARSER_EPILOG &&
+		       ctxt->instate != XML_PARSER_EOF &&
+		       (ctxt->nameNr > 0 || ctxt->input->end > ctxt->input->base);
+	return unfinished_construct(e->code) && ctxt->input->end > ctxt->input->base &&
+	       (ctxt->input->cur >= ctxt->input->end || ends_in_partial_token(ctxt));
+}
+
+static void describe_truncation(const xmlError *e)
+{
+	const xmlParserCtxt *ctxt = e->ctxt;
+
+	buf_addstr(&first_error, "truncated: the document ends");
+	if (ctxt->nameNr > 0 && ctxt->name)
+		buf_addf(&first_error, " inside element '%s'", (const char *)ctxt->name);
+	else
+		buf_addstr(&first_error, " before it is complete");
+}
+
 static void record_error(void *data, xmlErrorPtr e)
 {
 	size_t len;
 
 	(void)data;
-	if (!e || e->level < XML_ERR_ERROR || first_error.len)
+	/* Nothing is allocated here when memory has run out. */
+	if (e && e->code == XML_ERR_NO_MEMORY)
+		out_of_memory = failed = 1;
+	if (!e || e->level < XML_ERR_ERROR || first_error.len || out_of_memory)
 		return;
 	failed = 1;
 	if (e->line > 0)
 		buf_addf(&first_error, "line %d: ", e->line);
+	if (truncated(e)) {
+		describe_truncation(e);
+		return;
+	}
 	buf_addstr(&first_error, e->message ? e->message : "parse error");
 	len = first_error.len;
 	while (len && (first_error.ptr[len - 1] == '\n' || first_error.ptr[len - 1] == ' '))
@@ -71,12 +171,18 @@ void xmldoc_begin(void)
 {
 	xmldoc_init();
 	failed = 0;
+	out_of_memory = 0;
 	buf_reset(&first_error);
 	buf_reset(&refused_entity);
 }
 
 int xmldoc_end(struct buf *err)
 {
+	/* Whatever else went wrong, it may have been for want of memory. */
+	if (out_of_memory) {
+		buf_addstr(err, "out of memory");
+		return MSG_NO_MEMORY;
+	}
 	if (refused_entity.len) {
 		buf_addf(err, "external entity '%s' refused", refused_entity.ptr);
 		return -1;
@@ -88,19 +194,31 @@ int xmldoc_end(struct buf *err)
 	return 0;
 }
 
-xmlDocPtr xmldoc_parse(const char *p, size_t n, struct buf *err)
+xmlDocPtr xmldoc_parse(const char *p, size_t n, struct buf *err, int *status)
 {
 	xmlDocPtr doc;
 
+	*status = -1;
 	if (n > (size_t)INT32_MAX) {
 		buf_addstr(err, "document larger than 2 GiB");
 		return NULL;
 	}
+	if (n == 0) {
+		/* libxml2 gives no reason for nothing at all. */
+		buf_addstr(err, "the body is empty");
+		return NULL;
+	}
 	xmldoc_begin();
-	doc = xmlReadMemory(p, (int)n, NULL, NULL, xmldoc_parse_options());
-	if (xmldoc_end(err) < 0 || !doc) {
-		if (!err->len)
-			buf_addstr(err, "not well-formed XML");
+	doc = xmlReadMemory(p, (int)n, NULL, message_xml_encoding(p, n),
+			    xmldoc_parse_options());
+	*status = xmldoc_end(err);
+	if (*status < 0 || !doc) {
+		if (*status == 0) {
+			/* No error reported and no document: libxml2 could not
+			 * even set up a parser, which is for want of memory. */
+			*status = MSG_NO_MEMORY;
+			buf_addstr(err, "out of memory");
+		}
 		xmlFreeDoc(doc);
 		return NULL;
 	}

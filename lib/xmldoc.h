@@ -19,11 +19,17 @@
 void xmldoc_init(void);
 /* Options for parsers that are set up elsewhere (xmlTextReader). */
 int xmldoc_parse_options(void);
-/* Parse a body: the document, or NULL with "line N: reason" in err. */
-xmlDocPtr xmldoc_parse(const char *p, size_t n, struct buf *err);
+/*
+ * Parse a body: the document, or NULL with "line N: reason" in err and
+ * *status -1 (not well-formed; "line N: truncated: ..." when the input
+ * stops before the document is complete) or MSG_NO_MEMORY (libxml2 ran
+ * out of memory: no fault of the body's).
+ */
+xmlDocPtr xmldoc_parse(const char *p, size_t n, struct buf *err, int *status);
 /*
  * For readers built by the caller: clear the error state before, and
- * after parsing ask whether it failed (returns -1 with the reason in err).
+ * after parsing ask whether it failed: 0, or -1 or MSG_NO_MEMORY as for
+ * xmldoc_parse, with the reason in err.
  */
 void xmldoc_begin(void);
 int xmldoc_end(struct buf *err);

@@ -20,6 +20,7 @@
 #include "diag.h"
 #include "io.h"
 #include "jsonxml.h"
+#include "message.h"
 #include "sandbox.h"
 #include "xmldoc.h"
 #include "xsltlog.h"
@@ -192,7 +193,7 @@ static xmlDocPtr parse_xml(xmlParserCtxtPtr pctxt, const char *p, size_t n,
 
 	xmlSetExternalEntityLoader(trusted ? local_entities : refuse_entities);
 	buf_reset(&refused);
-	doc = xmlCtxtReadMemory(pctxt, p, (int)n, url, NULL, opts);
+	doc = xmlCtxtReadMemory(pctxt, p, (int)n, url, message_xml_encoding(p, n), opts);
 	xmlSetExternalEntityLoader(saved);
 	if (refused.len)
 		buf_addf(err, "external entity '%s' refused", refused.ptr);
@@ -530,13 +531,15 @@ struct xslt_sheet *xslt_sheet_named(struct xslt *x, const char *name, struct buf
  * pretty-printer keeps them, and drops blank text as xmllint does.
  */
 static xmlDocPtr parse_input(struct xslt *x, const char *body, size_t len,
-			     enum body_kind kind, int for_xslt, struct buf *err)
+			     enum body_kind kind, int for_xslt, struct buf *err,
+			     int *status)
 {
-	struct buf why = BUF_INIT;
+	struct buf why = BUF_INIT, later = BUF_INIT;
 	xmlParserCtxtPtr pctxt;
 	xmlDocPtr doc = NULL;
 	int opts;
 
+	*status = -1;
 	if (kind == BODY_TEXT) {
 		buf_addstr(err, "body is neither XML nor JSON");
 		return NULL;
@@ -554,7 +557,8 @@ static xmlDocPtr parse_input(struct xslt *x, const char *body, size_t len,
 	}
 	pctxt = xmlNewParserCtxt();
 	if (!pctxt) {
-		buf_addstr(err, "out of memory");
+		buf_addstr(err, "out of memory parsing the body");
+		*status = MSG_NO_MEMORY;
 		return NULL;
 	}
 	opts = x->parse_options;
@@ -564,13 +568,20 @@ static xmlDocPtr parse_input(struct xslt *x, const char *body, size_t len,
 		opts |= XML_PARSE_NOBLANKS;
 	xmldoc_begin();
 	doc = parse_xml(pctxt, body, len, NULL, opts, x->o.load_dtd, &why);
-	if (why.len || xmldoc_end(&why) < 0 || !doc) {
+	/* A reason of parse_xml's own is the one to give. */
+	if (xmldoc_end(why.len ? &later : &why) == MSG_NO_MEMORY) {
+		buf_addstr(err, "out of memory parsing the body");
+		*status = MSG_NO_MEMORY;
+		xmlFreeDoc(doc);
+		doc = NULL;
+	} else if (why.len || !doc) {
 		buf_addf(err, "body is not XML: %s", why.len ? why.ptr : "not well-formed");
 		xmlFreeDoc(doc);
 		doc = NULL;
 	}
 	xmlFreeParserCtxt(pctxt);
 	buf_release(&why);
+	buf_release(&later);
 	return doc;
 }
 
@@ -636,9 +647,9 @@ int xslt_translate(struct xslt *x, struct xslt_sheet *sheet,
 	int rc;
 
 	xsltout_reset(r);
-	doc = parse_input(x, body, len, kind, sheet != NULL, &r->error);
+	doc = parse_input(x, body, len, kind, sheet != NULL, &r->error, &rc);
 	if (!doc)
-		return -1;
+		return rc;
 	if (sheet)
 		rc = apply(x, sheet, doc, h, r);
 	else

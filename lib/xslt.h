@@ -91,7 +91,8 @@ void xslt_result_release(struct xslt_result *r);
 /*
  * Translate one body seen as kind (BODY_TEXT is refused) with sheet, or
  * convert it without one. Returns 0, or -1 with the reason in r->error:
- * the body is not what it claims, the stylesheet failed or terminated.
+ * the body is not what it claims, the stylesheet failed or terminated;
+ * MSG_NO_MEMORY when libxml2 ran out of memory parsing the body.
  */
 int xslt_translate(struct xslt *x, struct xslt_sheet *sheet,
 		   const struct headers *h, const char *body, size_t len,

@@ -468,6 +468,21 @@ Error: msg-wrap: env.jsonl: line 4: invalid envelope: not a JSON object" ]
 	[ "$(msg-wrap <in12 | header Content-Type)" = application/octet-stream ]
 }
 
+@test "wrap: XML in UTF-16 or UTF-32 is application/xml, by its byte-order mark or declaration" {
+	local enc
+	for enc in UTF-16 UTF-16LE UTF-16BE UTF-32 UTF-32LE UTF-32BE; do
+		printf '<?xml version="1.0" encoding="%s"?>\n<a>caf\xc3\xa9</a>\n' "$enc" |
+			iconv -f UTF-8 -t "$enc" >in
+		[ "$(msg-wrap in | header Content-Type)" = application/xml ] || {
+			echo "$enc: $(msg-wrap in | header Content-Type)"
+			return 1
+		}
+	done
+	# Text in UTF-16 is not UTF-8 text.
+	printf 'hello\n' | iconv -f UTF-8 -t UTF-16 >in
+	[ "$(msg-wrap in | header Content-Type)" = application/octet-stream ]
+}
+
 @test "wrap: Content-Type of an empty body is text/plain" {
 	: >empty
 	[ "$(msg-wrap empty | header Content-Type)" = text/plain ]
@@ -478,14 +493,48 @@ Error: msg-wrap: env.jsonl: line 4: invalid envelope: not a JSON object" ]
 	{ printf '['; yes '{"a": 1},' | head -n 300000; printf '{"a": 2}]\n'; } >big.json
 	{ yes 'grüße, a line of text' | head -n 100000; } >big.txt
 	head -c 2000000 /dev/urandom >big.bin
-	{ yes 'text' | head -n 300000; printf '\0'; } >nul-at-end.txt
+	{ yes 'text' | head -n 300000; printf '\0'; } >nul-at-end
 	[ "$(msg-wrap big.xml | header Content-Type)" = application/xml ]
 	[ "$(msg-wrap <big.xml | header Content-Type)" = application/xml ]
 	[ "$(msg-wrap big.json | header Content-Type)" = application/json ]
 	[ "$(msg-wrap big.txt | header Content-Type)" = text/plain ]
 	[ "$(msg-wrap <big.txt | header Content-Type)" = text/plain ]
 	[ "$(msg-wrap big.bin | header Content-Type)" = application/octet-stream ]
-	[ "$(msg-wrap nul-at-end.txt | header Content-Type)" = application/octet-stream ]
+	[ "$(msg-wrap nul-at-end | header Content-Type)" = application/octet-stream ]
+}
+
+@test "wrap: a file's extension decides its Content-Type through mime.types, the body only without one" {
+	printf '42' >orders.json
+	printf '<a/>' >a.XML
+	printf '{"runs": []}' >scan.sarif.json
+	printf 'hello' >notes.zzz
+	printf '<a/>' >.json
+	printf '<a/>' >noext
+	printf '{}' >trailing.
+	local f want
+	while read -r f want; do
+		[ "$(msg-wrap "$f" | header Content-Type)" = "$want" ] || {
+			echo "$f: $(msg-wrap "$f" | header Content-Type), not $want"
+			return 1
+		}
+	done <<-'EOF'
+	orders.json	application/json
+	a.XML	application/xml
+	scan.sarif.json	application/sarif+json
+	notes.zzz	text/plain
+	.json	application/xml
+	noext	application/xml
+	trailing.	application/json
+	EOF
+	# The name's type is what JSON paths go by.
+	run -0 --separate-stderr sh -c "msg-wrap orders.json | msg-route -f \"json('') = 42\" | msg-unwrap"
+	[ "$output" = 42 ]
+	# -t wins; stdin has no name; -l types each line by its body.
+	[ "$(msg-wrap -t text/x-custom orders.json | header Content-Type)" = text/x-custom ]
+	[ "$(msg-wrap <orders.json | header Content-Type)" = text/plain ]
+	[ "$(msg-wrap -l orders.json | header Content-Type)" = text/plain ]
+	# Without a mime.types file, the body decides.
+	[ "$(MSG_MIME_TYPES=no-such-file msg-wrap orders.json | header Content-Type)" = text/plain ]
 }
 
 @test "wrap: -l detects the type of each line" {

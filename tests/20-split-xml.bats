@@ -421,3 +421,26 @@ C-3' ]
 	[ "$(ls o/new | wc -l)" = 3 ]
 	[ -z "$(ls d/new)" ]
 }
+
+@test "split xml: UTF-16 and UTF-32 bodies are parsed as their declaration says, on every path" {
+	local enc mode
+	for enc in UTF-16 UTF-16LE UTF-32 UTF-32BE; do
+		printf '<?xml version="1.0" encoding="%s"?>\n<a><b>caf\xc3\xa9</b></a>\n' "$enc" |
+			iconv -f UTF-8 -t "$enc" >in.xml
+		# Whatever the Content-Type says, the first bytes tell XML.
+		msg-wrap -t text/x-unknown in.xml >in.msg
+		for mode in '' --no-stream; do
+			run -0 --separate-stderr msg-split $mode -x /a/b in.msg
+			[ "$(printf '%s\n' "$output" | msg-unwrap)" = '<b>café</b>' ] || {
+				echo "$enc $mode: $stderr"
+				return 1
+			}
+		done
+		rm -f out.msg
+		run -0 --separate-stderr msg-route -f "/a/b = 'café'" --output out.msg in.msg
+		cmp out.msg in.msg
+		rm -f out.msg
+		run -0 --separate-stderr msg-translate --to xml --set 'X-B=/a/b' --output out.msg in.msg
+		[ "$(msg-unwrap -H out.msg | sed -n 's/^X-B: //p')" = café ]
+	done
+}

@@ -144,6 +144,29 @@ warned() {
 	done
 }
 
+@test "errors: an empty raw file is no document: invalid at the split with -x and -j, named" {
+	: >empty.xml
+	run -65 --separate-stderr msg-split -r -x //order empty.xml
+	[[ $stderr == "msg-split: empty.xml (Message-Id "*"): the file is empty: not an XML or JSON document" ]]
+	[ -z "$output" ]
+	run -65 --separate-stderr msg-split -r -j /orders --empty drop empty.xml
+	[[ $stderr == "msg-split: empty.xml (Message-Id "*"): the file is empty: not a JSON document" ]]
+	# Diverted whole, and the run goes on.
+	printf '<o><order/></o>' >one.xml
+	run -0 --separate-stderr msg-split -r -x //order --invalid bad.msg --output out.msg empty.xml one.xml
+	[ "$(count out.msg)" = 1 ]
+	[ "$(hv bad.msg 1 Error)" = 'msg-split: the file is empty: not an XML or JSON document' ]
+	[ "$(hv bad.msg 1 File-Name)" = empty.xml ]
+	# From a dir: spool, it is set aside.
+	mkdir -p in/new
+	: >in/new/empty.xml
+	run -65 --separate-stderr msg-split -r --once -x //order dir:in
+	[ "$(ls in/bad)" = empty.xml ]
+	# Lines and pieces of an empty file are none: the --empty case.
+	run -0 --separate-stderr msg-split -r -l --output l.msg empty.xml
+	[ "$(hv l.msg 1 Sequence-Size)" = 0 ]
+}
+
 @test "errors: --empty drop writes nothing for an empty parent and goes on" {
 	{ msg-wrap "$SPLIT/nested.xml"; msg-wrap "$SPLIT/orders.xml"; } >in.msg
 	local mode
@@ -199,10 +222,38 @@ warned() {
 	for mode in '' --no-stream; do
 		rm -f out.msg
 		run -65 --separate-stderr msg-split --output out.msg $mode -x /a/b in.msg
-		[ "$stderr" = "msg-split: in.msg: message 2 (Message-Id B): body is not XML: line 1: expected '>'" ]
+		[ "$stderr" = "msg-split: in.msg: message 2 (Message-Id B): body is not XML: line 1: truncated: the document ends inside element 'a'" ]
 		[ "$(bodies out.msg)" = '<b>1</b>
 <b>2</b>' ]
 		[ "$(hcol out.msg Correlation-Id | sort -u)" = G ]
+	done
+}
+
+@test "errors: a truncated body is reported as truncated, streamed or not" {
+	# The typical half-uploaded file.
+	printf '<orders><order id="3">' >half.xml
+	local mode
+	for mode in '' --no-stream; do
+		run -65 --separate-stderr msg-split $mode -r -x //order half.xml
+		[[ $stderr == "msg-split: half.xml (Message-Id "*"): body is not XML: line 1: truncated: the document ends inside element 'order'" ]]
+		[ -z "$output" ]
+	done
+}
+
+@test "errors: a document cut at any byte is truncated, streamed or not" {
+	local doc='<?xml version="1.0"?>
+<o a="1"><!--c--><x><![CDATA[y]]>t&amp;</x><?p q?><y b='"'2'"'/></o>'
+	local cut mode
+	# (bats' run uses i for itself)
+	for ((cut = 1; cut < ${#doc}; cut++)); do
+		printf '%s' "${doc:0:cut}" >cut.xml
+		for mode in '' --no-stream; do
+			run -65 --separate-stderr msg-split $mode -r -x //x cut.xml
+			[[ $stderr == *": body is not XML: line "[12]": truncated: the document ends "* ]] || {
+				echo "cut at $cut$mode: $stderr"
+				return 1
+			}
+		done
 	done
 }
 
@@ -445,4 +496,18 @@ warned() {
 	run -0 --separate-stderr msg-split --stats --invalid inv.msg -x //item in.msg
 	[ "$stderr" = "$(warned inv.msg)
 msg-split: stats: in 3, out 5, invalid 1, empty 1, expired 0" ]
+}
+
+# ---- the machine's faults ----
+
+@test "errors: out of memory parsing a parent is exit 70 and the parent stays for a retry" {
+	skip_without_memory_limits
+	spool_of_big_xml
+	# A tree for //b[1]; streaming for /a, whose one item is the whole body.
+	runs_out_of_memory msg-split -x '//b[1]'
+	runs_out_of_memory msg-split -x '//b[1]' --invalid inv.msg
+	runs_out_of_memory msg-split -x /a --invalid inv.msg
+	run -0 --separate-stderr msg-split --once -x /a --output out.msg dir:sp
+	msg-unwrap out.msg | cmp - big.xml
+	[ -z "$(find sp -type f)" ]
 }

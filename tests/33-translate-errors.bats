@@ -409,3 +409,25 @@ write_sheet() {
 	--allow-read no-such-dir -x ok.xsl
 	EOF
 }
+
+@test "errors: a truncated body is reported as truncated" {
+	printf '<orders><order id="3">' >half.xml
+	msg-wrap -H 'Message-Id: H' half.xml >in.msg
+	local args
+	for args in '-x ok.xsl' '--to json'; do
+		# shellcheck disable=SC2086
+		run -65 --separate-stderr msg-translate $args in.msg
+		[ "$stderr" = "msg-translate: in.msg: message 1 (Message-Id H): body is not XML: line 1: truncated: the document ends inside element 'order'" ]
+		[ -z "$output" ]
+	done
+}
+
+# ---- the machine's faults ----
+
+@test "errors: out of memory parsing a body is exit 70 and the message stays for a retry" {
+	skip_without_memory_limits
+	spool_of_big_xml
+	runs_out_of_memory msg-translate -x ok.xsl
+	runs_out_of_memory msg-translate -x ok.xsl --invalid inv.msg
+	runs_out_of_memory msg-translate --to json --invalid inv.msg
+}

@@ -235,3 +235,24 @@ expiring() {
 	run -66 --separate-stderr msg-route -f 'true()' no-such.msg
 	[ "$stderr" = "msg-route: cannot open 'no-such.msg': No such file or directory" ]
 }
+
+@test "errors: a truncated body is reported as truncated" {
+	printf '<orders><order id="3">' >half.xml
+	msg-wrap -H 'Message-Id: H' half.xml >in.msg
+	run -65 --separate-stderr msg-route -f //order in.msg
+	[ "$stderr" = "msg-route: in.msg: message 1 (Message-Id H): body is not XML: line 1: truncated: the document ends inside element 'order'" ]
+	[ -z "$output" ]
+}
+
+# ---- the machine's faults ----
+
+@test "errors: out of memory parsing a body is exit 70 and the message stays for a retry" {
+	skip_without_memory_limits
+	spool_of_big_xml
+	runs_out_of_memory msg-route -f //b
+	runs_out_of_memory msg-route --invalid inv.msg -f //b
+	# With memory enough, the next run routes it.
+	run -0 --separate-stderr msg-route --once -f //b --output out.msg dir:sp
+	msg-unwrap out.msg | cmp - big.xml
+	[ -z "$(find sp -type f)" ]
+}

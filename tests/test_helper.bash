@@ -4,6 +4,8 @@
 : "${MSG_TOP:=$BATS_TEST_DIRNAME/..}"
 PATH="$MSG_BIN:$PATH"
 FIXTURES="$BATS_TEST_DIRNAME/fixtures"
+# Types by file name come from a fixed list, not the system's.
+export MSG_MIME_TYPES="$FIXTURES/wrap/mime.types"
 
 setup() {
 	cd "$BATS_TEST_TMPDIR" || return 1
@@ -87,4 +89,47 @@ frame() {
 # Drop the headers that change from run to run (ids, times).
 stable_headers() {
 	grep -v -E '^(Message-Id|Timestamp): '
+}
+
+# ---- running out of memory ----
+#
+# short_of_memory KB CMD...: run CMD with its address space limited to KB
+# KiB (bats' run around it gives the status). A sanitizer build reserves
+# terabytes of address space for its shadow memory as it starts, so under
+# any such limit it dies before main(): tests that need one skip there
+# (MSG_BIN names the build, and the sanitizer build's name has "san").
+short_of_memory() {
+	local kb=$1
+	shift
+	bash -c 'ulimit -v "$1" && shift && exec "$@"' short_of_memory "$kb" "$@"
+}
+
+skip_without_memory_limits() {
+	[[ $MSG_BIN != *san* ]] || skip "ulimit -v stops a sanitizer build before it starts"
+}
+
+# spool_of_big_xml: a dir: spool sp holding one message whose body is
+# 11 MB of small elements (/a/b, 800,000 of them), too many to build a
+# tree of within 70,000 KiB but no trouble for the tools otherwise; the
+# file is also left as big.xml.
+spool_of_big_xml() {
+	perl -e 'print "<a>", "<b x=\"1\">t</b>" x 800000, "</a>"' >big.xml
+	msg-wrap --output dir:sp big.xml
+}
+
+# runs_out_of_memory TOOL ARG...: TOOL --once ARG... dir:sp, given too
+# little memory for the message of spool_of_big_xml, exits 70 naming the
+# message and leaves it in sp/cur for the next run: not set aside in
+# sp/bad, not diverted to inv.msg.
+runs_out_of_memory() {
+	local tool=$1 path name id
+	shift
+	path=$(find sp/new sp/cur -type f)
+	name=${path##*/}
+	id=$(sed -n 's/^Message-Id: //p' "$path")
+	run -70 --separate-stderr short_of_memory 70000 "$tool" --once "$@" dir:sp
+	[ "$stderr" = "$tool: dir:sp/cur/$name: message 1 (Message-Id $id): out of memory parsing the body" ]
+	[ -z "$output" ]
+	[ "$(find sp -type f)" = "sp/cur/$name" ]
+	[ ! -s inv.msg ]
 }
