@@ -29,14 +29,22 @@ spawn() {
 
 # test_processes ROOT: the pids of every process below ROOT still
 # running, children and their children, not counting the command
-# substitution that lists them.
+# substitution that lists them, nor bats's own watchdog for
+# BATS_TEST_TIMEOUT (killing its sleep would make it fire, failing the
+# test as timed out).
 test_processes() {
-	ps -e -o pid=,ppid= | awk -v root="$1" -v lister="$BASHPID" '
-		{ parent[$1] = $2 }
+	# The shell running this function; ps and awk are its children (a
+	# pipeline's $BASHPID would be awk's own).
+	local lister=$BASHPID
+	ps -e -o pid=,ppid=,stat= | awk -v root="$1" -v lister="$lister" \
+		-v watchdog="${BATS_killer_pid:-0}" '
+		# A zombie is dead already: only its parent waiting for it is left.
+		$3 !~ /^Z/ { parent[$1] = $2 }
 		END {
 			for (p in parent) {
 				q = p + 0
-				while (q > 1 && q != root && q != lister && (q in parent))
+				while (q > 1 && q != root && q != lister && q != watchdog &&
+				    (q in parent))
 					q = parent[q] + 0
 				if (q == root && p + 0 != root)
 					print p
@@ -50,16 +58,20 @@ test_processes() {
 # exit-time check) would outlive the test. Processes can fork while they
 # are being killed, so the list is taken again until it is empty.
 reap_test_processes() {
-	local root=$BASHPID round pids
+	local root=$BASHPID round pids killed=
 	exec 4>&- 5>&- 7>&-
 	for ((round = 0; round < 20; round++)); do
 		pids=$(test_processes "$root")
 		[ -z "$pids" ] && break
 		# shellcheck disable=SC2086
 		kill -KILL $pids 2>/dev/null || true
+		killed="$killed $pids"
 		sleep 0.05
 	done
-	wait 2>/dev/null || true
+	# Only those: a bare wait would wait for bats's watchdog too. Those
+	# that are not children of this shell are not waited for.
+	# shellcheck disable=SC2086
+	[ -z "$killed" ] || wait $killed 2>/dev/null || true
 }
 
 # wait_until SECONDS CMD...: poll until CMD succeeds; fail after SECONDS.
