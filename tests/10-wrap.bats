@@ -166,7 +166,8 @@ wrap_spooled() {
 		print $f pack("C*", map { int rand 256 } 1 .. $i * 37 % 3001);
 		close($f) or die;
 	}'
-	[ "$(ls in | wc -l)" = 500 ] && [ ! -s in/f000.bin ]
+	[ "$(ls in | wc -l)" = 500 ]
+	[ ! -s in/f000.bin ]
 	msg-wrap in/* >all.msg
 	[ "$(msg-unwrap -H all.msg | grep -c '^File-Name: ')" = 500 ]
 	cat in/* >expect
@@ -625,7 +626,8 @@ Content-Length: 1" ]
 	ts=$(header Timestamp out.msg)
 	[[ $ts =~ $RFC3339_MS ]]
 	ms=$(date -u -d "$ts" +%s%3N)
-	[ "$ms" -ge $((before - 1000)) ] && [ "$ms" -le $((after + 1000)) ]
+	[ "$ms" -ge $((before - 1000)) ]
+	[ "$ms" -le $((after + 1000)) ]
 }
 
 @test "wrap: the Message-Id carries the Timestamp's millisecond" {
@@ -636,7 +638,8 @@ Content-Length: 1" ]
 	[[ $id =~ $UUID7 ]]
 	idms=$((16#$(printf '%s' "$id" | tr -d - | cut -c1-12)))
 	tsms=$(date -u -d "$ts" +%s%3N)
-	[ $((idms - tsms)) -le 1000 ] && [ $((tsms - idms)) -le 1000 ]
+	[ $((idms - tsms)) -le 1000 ]
+	[ $((tsms - idms)) -le 1000 ]
 }
 
 @test "wrap: each file operand is one message, '-' is stdin" {

@@ -85,7 +85,8 @@ listing() {
 		frame 'empty name' 'Message-Id: id-3' 'File-Name: '
 	} >in.msg
 	run -0 --separate-stderr msg-unwrap -d out in.msg
-	[ -z "$output" ] && [ -z "$stderr" ]
+	[ -z "$output" ]
+	[ -z "$stderr" ]
 	[ "$(listing out)" = "0192f1d4-7b9e-7c31-9a55-2f4b8e61d0aa id-3 orders.xml " ]
 	printf '<a/>' | cmp - out/orders.xml
 	printf 'by id' | cmp - out/0192f1d4-7b9e-7c31-9a55-2f4b8e61d0aa
@@ -109,7 +110,8 @@ listing() {
 	} >in.msg
 	msg-unwrap -d out -n '{Customer}-{Order-Id}.xml' in.msg
 	[ "$(listing out)" = "acme-7.xml globex-8.xml " ]
-	[ "$(cat out/acme-7.xml)" = A ] && [ "$(cat out/globex-8.xml)" = B ]
+	[ "$(cat out/acme-7.xml)" = A ]
+	[ "$(cat out/globex-8.xml)" = B ]
 }
 
 @test "unwrap: -n header names are case-insensitive, other text literal" {

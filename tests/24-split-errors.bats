@@ -444,7 +444,7 @@ warned() {
 			[[ $stderr != *TOPSECRET* ]]
 			[[ $output != *TOPSECRET* ]]
 			msg-split -r $mode --invalid inv.msg -x /orders/order -H 'V=string(.)' $f.xml >out.msg
-			! grep -q TOPSECRET out.msg inv.msg
+			run -1 grep -q TOPSECRET out.msg inv.msg
 			msg-unwrap inv.msg | cmp - $f.xml
 		done
 	done
