@@ -21,7 +21,7 @@ header() {
 # Every header block of a stream, one header per line, blocks separated by
 # an empty line, with ids and times masked.
 masked_headers() {
-	msg-unwrap -H "$@" | sed -E 's/^(Message-Id|Timestamp): .*/\1: X/'
+	msg-unwrap -H | sed -E 's/^(Message-Id|Timestamp): .*/\1: X/'
 }
 
 # rss_below FILE: the KiB figure /usr/bin/time left in FILE is under the
@@ -118,6 +118,7 @@ big() {
 	local big
 	big=$(big)
 	mkdir spool
+	# shellcheck disable=SC2002 # stdin must be a pipe, not the file
 	cat "$big" | TMPDIR=$PWD/spool /usr/bin/time -f %M -o wrap.rss msg-wrap >out.msg
 	[ "$(header Content-Length out.msg)" = 100000000 ]
 	[ -z "$(header File-Name out.msg)" ]
@@ -445,6 +446,7 @@ Error: msg-wrap: env.jsonl: line 4: invalid envelope: not a JSON object" ]
 	: >expect
 	while IFS='	' read -r body want; do
 		printf -v n '%02d' $((10#$n + 1))
+		# shellcheck disable=SC2059 # the table writes bodies as printf formats
 		printf "$body" >"in$n"
 		printf 'Content-Type: %s\n' "$want" >>expect
 	done <<-'EOF'

@@ -38,6 +38,7 @@ listing() {
 	{ frame a; frame b; } >in.msg
 	while IFS='	' read -r sep want; do
 		msg-unwrap -s "$sep" in.msg >out
+		# shellcheck disable=SC2059 # the table writes bytes as printf escapes
 		printf "a${want}b" | cmp - out
 	done <<-'EOF'
 	\n	\n
@@ -53,6 +54,7 @@ listing() {
 
 @test "unwrap: -s with a bad escape is a usage error" {
 	local sep
+	# shellcheck disable=SC1003 # 'end\' is a separator ending in a backslash
 	for sep in '\q' '\x4' '\xZZ' 'end\'; do
 		run -64 --separate-stderr msg-unwrap -s "$sep" </dev/null
 		[ -z "$output" ]
@@ -189,8 +191,8 @@ listing() {
 	# Ten plain files, none hidden, no control bytes in a name.
 	[ "$(find top/sub/out -mindepth 1 -type f | wc -l)" = 10 ]
 	[ "$(find top/sub/out -mindepth 1 ! -type f | wc -l)" = 0 ]
-	[ -z "$(ls -A top/sub/out | grep '^\.')" ]
-	[ -z "$(ls -A top/sub/out | LC_ALL=C grep '[[:cntrl:]]')" ]
+	[ "$(ls -A top/sub/out | grep -c '^\.')" = 0 ]
+	[ "$(ls -A top/sub/out | LC_ALL=C grep -c '[[:cntrl:]]')" = 0 ]
 	# Each body once: no message lost, none written twice.
 	[ "$(for f in top/sub/out/*; do cat "$f"; echo; done | sort -n | tr '\n' ' ')" = \
 		"1 2 3 4 5 6 7 8 9 10 " ]
@@ -203,7 +205,7 @@ listing() {
 	[ "$(find . ! -path './top/out/*' | sort | tr '\n' ' ')" = ". ./top ./top/out " ]
 	[ "$(ls -A top/out | wc -l)" = 1 ]
 	[ "$(cat top/out/*)" = body ]
-	[ -z "$(ls -A top/out | grep '^\.')" ]
+	[ "$(ls -A top/out | grep -c '^\.')" = 0 ]
 }
 
 @test "unwrap: -d leaves no temporary files behind" {

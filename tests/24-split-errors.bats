@@ -120,6 +120,7 @@ warned() {
 		'Content-Type: application/xml' 'X-Keep: yes' >in.msg
 	local mode
 	for mode in '' --no-stream '--empty marker'; do
+		# shellcheck disable=SC2086 # $mode is none, one or two words
 		msg-split $mode -x /orders/none in.msg >out.msg
 		masked out.msg >got
 		printf '%s\n' 'Message-Id: X' 'Timestamp: X' 'Content-Type: application/xml' \
