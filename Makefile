@@ -1,9 +1,10 @@
 # msgtools: Enterprise Integration Patterns as Unix filters.
 # make            build the tools into build/
 # make demo       install what is missing, build, run examples/
-# make check      install what is missing, run gcc's static analyzer, then
-#                 every test twice (as built, then under AddressSanitizer
-#                 and UBSan); last line counts
+# make check      install what is missing, run shellcheck over the tests
+#                 and gcc's static analyzer, then every test twice (as
+#                 built, then under AddressSanitizer and UBSan); last
+#                 line counts
 # make bench      run the benchmarks in bench/ against their peers
 # make fuzz       run every fuzz target in fuzz/ (FUZZ_SECONDS each, default 600)
 # make install    PREFIX=/usr/local DESTDIR= MANDIR=$(PREFIX)/share/man
@@ -60,10 +61,11 @@ bench-deps:
 	@sh build-aux/deps.sh bench
 
 # The suite runs twice; the sanitizer build lives in its own directory.
+# The scripts are linted first: a check that cannot fail is found there.
 check: deps
 	@$(MAKE) -s --no-print-directory check-all
 
-check-all: analyze
+check-all: lint-tests analyze
 	@rm -f build/.counts
 	@$(MAKE) -s --no-print-directory BUILD=build EXTRA_CFLAGS=-Werror all
 	@sh tests/run.sh build plain build/.counts
@@ -115,6 +117,13 @@ fuzz: deps $(FUZZ_TARGETS:%=build-fuzz/%-fuzz)
 		[ $$status = 0 ] || exit $$status; \
 	done
 
+# Settings and the classes disabled for the whole suite: .shellcheckrc.
+LINT_SCRIPTS = tests/*.bats tests/*.bash tests/fixtures/*/*.bash tests/*.sh \
+	build-aux/*.sh bench/*.sh examples/*.sh .ci/run
+lint-tests:
+	@shellcheck $(LINT_SCRIPTS) || \
+		{ echo "make check: shellcheck found problems in the tests (make lint-tests)"; exit 1; }
+
 lint-man:
 	mandoc -Tlint -W warning $(MAN)
 
@@ -130,4 +139,4 @@ uninstall:
 clean:
 	rm -rf build build-san build-analyze build-fuzz
 
-.PHONY: all deps bench-deps check check-all analyze demo bench fuzz lint-man install uninstall clean
+.PHONY: all deps bench-deps check check-all lint-tests analyze demo bench fuzz lint-man install uninstall clean

@@ -66,7 +66,7 @@ elapsed_us() {
 # it; best of BENCH_RUNS: IN_US and OUT_US. Every run checks that what
 # came out is what went in and that the spool is empty after.
 round_trip() {
-	IN_US= OUT_US=
+	IN_US='' OUT_US=''
 	_r=0
 	while [ "$_r" -lt "$BENCH_RUNS" ]; do
 		_sp=$BENCH_TMP/spool.$_r.$#

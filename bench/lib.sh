@@ -1,3 +1,4 @@
+# shellcheck shell=sh
 # lib.sh: helpers shared by the benchmarks in bench/ (sourced, not run).
 #
 # A benchmark script does:

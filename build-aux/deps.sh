@@ -5,10 +5,11 @@ set -eu
 
 # Building and testing: compiler libraries, pkg-config, bats and the
 # peers the tests compare against (xmllint, xsltproc, jq), time(1) for
-# memory checks, mandoc for the man page lint, and DocBook XSL with the
-# DocBook XML DTDs and examples, a stylesheet set msg-translate must run.
+# memory checks, mandoc for the man page lint, shellcheck for the test
+# scripts' lint, and DocBook XSL with the DocBook XML DTDs and examples,
+# a stylesheet set msg-translate must run.
 need="make gcc pkg-config libxml2-dev libxslt1-dev libjansson-dev bats
-libxml2-utils xsltproc jq time mandoc docbook-xsl docbook-xml"
+libxml2-utils xsltproc jq time mandoc shellcheck docbook-xsl docbook-xml"
 case "${1:-test}" in
 bench) need="$need xmlstarlet xml-twig-tools" ;;
 esac

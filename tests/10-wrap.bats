@@ -21,7 +21,7 @@ header() {
 # Every header block of a stream, one header per line, blocks separated by
 # an empty line, with ids and times masked.
 masked_headers() {
-	msg-unwrap -H "$@" | sed -E 's/^(Message-Id|Timestamp): .*/\1: X/'
+	msg-unwrap -H | sed -E 's/^(Message-Id|Timestamp): .*/\1: X/'
 }
 
 # rss_below FILE: the KiB figure /usr/bin/time left in FILE is under the
@@ -118,6 +118,7 @@ big() {
 	local big
 	big=$(big)
 	mkdir spool
+	# shellcheck disable=SC2002 # stdin must be a pipe, not the file
 	cat "$big" | TMPDIR=$PWD/spool /usr/bin/time -f %M -o wrap.rss msg-wrap >out.msg
 	[ "$(header Content-Length out.msg)" = 100000000 ]
 	[ -z "$(header File-Name out.msg)" ]
@@ -166,7 +167,8 @@ wrap_spooled() {
 		print $f pack("C*", map { int rand 256 } 1 .. $i * 37 % 3001);
 		close($f) or die;
 	}'
-	[ "$(ls in | wc -l)" = 500 ] && [ ! -s in/f000.bin ]
+	[ "$(ls in | wc -l)" = 500 ]
+	[ ! -s in/f000.bin ]
 	msg-wrap in/* >all.msg
 	[ "$(msg-unwrap -H all.msg | grep -c '^File-Name: ')" = 500 ]
 	cat in/* >expect
@@ -444,6 +446,7 @@ Error: msg-wrap: env.jsonl: line 4: invalid envelope: not a JSON object" ]
 	: >expect
 	while IFS='	' read -r body want; do
 		printf -v n '%02d' $((10#$n + 1))
+		# shellcheck disable=SC2059 # the table writes bodies as printf formats
 		printf "$body" >"in$n"
 		printf 'Content-Type: %s\n' "$want" >>expect
 	done <<-'EOF'
@@ -625,7 +628,8 @@ Content-Length: 1" ]
 	ts=$(header Timestamp out.msg)
 	[[ $ts =~ $RFC3339_MS ]]
 	ms=$(date -u -d "$ts" +%s%3N)
-	[ "$ms" -ge $((before - 1000)) ] && [ "$ms" -le $((after + 1000)) ]
+	[ "$ms" -ge $((before - 1000)) ]
+	[ "$ms" -le $((after + 1000)) ]
 }
 
 @test "wrap: the Message-Id carries the Timestamp's millisecond" {
@@ -636,7 +640,8 @@ Content-Length: 1" ]
 	[[ $id =~ $UUID7 ]]
 	idms=$((16#$(printf '%s' "$id" | tr -d - | cut -c1-12)))
 	tsms=$(date -u -d "$ts" +%s%3N)
-	[ $((idms - tsms)) -le 1000 ] && [ $((tsms - idms)) -le 1000 ]
+	[ $((idms - tsms)) -le 1000 ]
+	[ $((tsms - idms)) -le 1000 ]
 }
 
 @test "wrap: each file operand is one message, '-' is stdin" {

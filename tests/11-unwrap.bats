@@ -38,6 +38,7 @@ listing() {
 	{ frame a; frame b; } >in.msg
 	while IFS='	' read -r sep want; do
 		msg-unwrap -s "$sep" in.msg >out
+		# shellcheck disable=SC2059 # the table writes bytes as printf escapes
 		printf "a${want}b" | cmp - out
 	done <<-'EOF'
 	\n	\n
@@ -53,6 +54,7 @@ listing() {
 
 @test "unwrap: -s with a bad escape is a usage error" {
 	local sep
+	# shellcheck disable=SC1003 # 'end\' is a separator ending in a backslash
 	for sep in '\q' '\x4' '\xZZ' 'end\'; do
 		run -64 --separate-stderr msg-unwrap -s "$sep" </dev/null
 		[ -z "$output" ]
@@ -85,7 +87,8 @@ listing() {
 		frame 'empty name' 'Message-Id: id-3' 'File-Name: '
 	} >in.msg
 	run -0 --separate-stderr msg-unwrap -d out in.msg
-	[ -z "$output" ] && [ -z "$stderr" ]
+	[ -z "$output" ]
+	[ -z "$stderr" ]
 	[ "$(listing out)" = "0192f1d4-7b9e-7c31-9a55-2f4b8e61d0aa id-3 orders.xml " ]
 	printf '<a/>' | cmp - out/orders.xml
 	printf 'by id' | cmp - out/0192f1d4-7b9e-7c31-9a55-2f4b8e61d0aa
@@ -109,7 +112,8 @@ listing() {
 	} >in.msg
 	msg-unwrap -d out -n '{Customer}-{Order-Id}.xml' in.msg
 	[ "$(listing out)" = "acme-7.xml globex-8.xml " ]
-	[ "$(cat out/acme-7.xml)" = A ] && [ "$(cat out/globex-8.xml)" = B ]
+	[ "$(cat out/acme-7.xml)" = A ]
+	[ "$(cat out/globex-8.xml)" = B ]
 }
 
 @test "unwrap: -n header names are case-insensitive, other text literal" {
@@ -187,8 +191,8 @@ listing() {
 	# Ten plain files, none hidden, no control bytes in a name.
 	[ "$(find top/sub/out -mindepth 1 -type f | wc -l)" = 10 ]
 	[ "$(find top/sub/out -mindepth 1 ! -type f | wc -l)" = 0 ]
-	[ -z "$(ls -A top/sub/out | grep '^\.')" ]
-	[ -z "$(ls -A top/sub/out | LC_ALL=C grep '[[:cntrl:]]')" ]
+	[ "$(ls -A top/sub/out | grep -c '^\.')" = 0 ]
+	[ "$(ls -A top/sub/out | LC_ALL=C grep -c '[[:cntrl:]]')" = 0 ]
 	# Each body once: no message lost, none written twice.
 	[ "$(for f in top/sub/out/*; do cat "$f"; echo; done | sort -n | tr '\n' ' ')" = \
 		"1 2 3 4 5 6 7 8 9 10 " ]
@@ -201,7 +205,7 @@ listing() {
 	[ "$(find . ! -path './top/out/*' | sort | tr '\n' ' ')" = ". ./top ./top/out " ]
 	[ "$(ls -A top/out | wc -l)" = 1 ]
 	[ "$(cat top/out/*)" = body ]
-	[ -z "$(ls -A top/out | grep '^\.')" ]
+	[ "$(ls -A top/out | grep -c '^\.')" = 0 ]
 }
 
 @test "unwrap: -d leaves no temporary files behind" {

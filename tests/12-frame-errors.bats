@@ -50,7 +50,7 @@ Content-Length: 0
 X-Mixed: yes
 Content-Length: 6" ]
 	msg-unwrap -H <"$FRAMES/crlf.in" >headers.txt
-	! grep -q $'\r' headers.txt
+	run -1 grep -q $'\r' headers.txt
 }
 
 @test "frame: empty input is a clean end of stream" {
@@ -267,7 +267,8 @@ $n256: v" ]
 	run -65 --separate-stderr msg-unwrap -d out bad.msg
 	[ "$stderr" = "msg-unwrap: bad.msg: offset 96: Content-Length mismatch: byte after the 1-byte body is not LF" ]
 	[ "$(ls -A out | tr '\n' ' ')" = "a.txt b.txt " ]
-	[ "$(cat out/a.txt)" = A ] && [ "$(cat out/b.txt)" = B ]
+	[ "$(cat out/a.txt)" = A ]
+	[ "$(cat out/b.txt)" = B ]
 }
 
 @test "frame: a truncated frame that fits in memory emits none of its body" {

@@ -105,7 +105,9 @@ in_tmpfs() {
 	seq 1000000 >lines
 	run -0 --separate-stderr bash -c \
 		'timeout -k 10 10 msg-wrap -l lines | timeout -k 10 10 msg-unwrap -s "\n" | head -n 3; echo "${PIPESTATUS[*]}"'
-	[ "${lines[0]}" = 1 ] && [ "${lines[1]}" = 2 ] && [ "${lines[2]}" = 3 ]
+	[ "${lines[0]}" = 1 ]
+	[ "${lines[1]}" = 2 ]
+	[ "${lines[2]}" = 3 ]
 	# The upstream writer may finish first or be cut off; neither may hang.
 	[[ ${lines[3]} =~ ^(0|141|74)\ (141|74)\ 0$ ]]
 }

@@ -290,7 +290,7 @@ same_both_ways() {
 		msg-wrap -H 'X-Flow: test' "$SPLIT/$f.xml" >$f.msg
 	done
 	while read -r f x; do
-		same_both_ways $f.msg "$x"
+		same_both_ways "$f.msg" "$x"
 	done <<-'EOF'
 	orders /orders/order
 	orders //item

@@ -120,6 +120,7 @@ warned() {
 		'Content-Type: application/xml' 'X-Keep: yes' >in.msg
 	local mode
 	for mode in '' --no-stream '--empty marker'; do
+		# shellcheck disable=SC2086 # $mode is none, one or two words
 		msg-split $mode -x /orders/none in.msg >out.msg
 		masked out.msg >got
 		printf '%s\n' 'Message-Id: X' 'Timestamp: X' 'Content-Type: application/xml' \
@@ -444,7 +445,7 @@ warned() {
 			[[ $stderr != *TOPSECRET* ]]
 			[[ $output != *TOPSECRET* ]]
 			msg-split -r $mode --invalid inv.msg -x /orders/order -H 'V=string(.)' $f.xml >out.msg
-			! grep -q TOPSECRET out.msg inv.msg
+			run -1 grep -q TOPSECRET out.msg inv.msg
 			msg-unwrap inv.msg | cmp - $f.xml
 		done
 	done

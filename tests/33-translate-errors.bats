@@ -277,7 +277,8 @@ write_sheet() {
 		run -65 --separate-stderr msg-translate -x write.xsl --allow-write out -s "to=$to" order.msg
 		[[ $stderr == *'refused'* ]]
 	done
-	[ ! -e escape.xml ] && [ ! -e /tmp/escape-$$.xml ]
+	[ ! -e escape.xml ]
+	[ ! -e /tmp/escape-$$.xml ]
 }
 
 @test "errors: external entities in a body are refused, entity bombs too" {

@@ -28,8 +28,10 @@ rules_error() {
 	frames "$ROUTE/orders.msg" 3 | cmp - big.out
 	frames "$ROUTE/orders.msg" 2 | cmp - rest.out
 	# Opened at start-up even though nothing reached it.
-	[ -e apac.out ] && [ ! -s apac.out ]
-	mkdir cli && cd cli
+	[ -e apac.out ]
+	[ ! -s apac.out ]
+	mkdir cli
+	cd cli
 	msg-route -w "/order/@type = 'rush'" -t rush.out -w '/order/total > 100' -t big.out \
 		-w "header('Region') = 'apac'" -t apac.out -o rest.out "$ROUTE/orders.msg"
 	for f in rush big apac rest; do

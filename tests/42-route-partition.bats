@@ -53,7 +53,8 @@ key_map() {
 		n=$(count $f)
 		echo "$f: $n"
 		# Within 20% of 2,500.
-		[ "$n" -ge 2000 ] && [ "$n" -le 3000 ]
+		[ "$n" -ge 2000 ]
+		[ "$n" -le 3000 ]
 		total=$((total + n))
 		grep -qx "msg-route: stats: channel '$f': $n" <<<"$stderr"
 	done
@@ -122,7 +123,7 @@ key_map() {
 	msg-route -p "json('/no-such-member')" -t p0 -t p1 -t p2 in.msg
 	# All 100 in one output, the other two empty, in input order.
 	local full
-	full=$(for f in p0 p1 p2; do [ -s $f ] && echo $f; done)
+	full=$(for f in p0 p1 p2; do if [ -s $f ]; then echo $f; fi; done)
 	[ "$(wc -w <<<"$full")" = 1 ]
 	cmp in.msg "$full"
 }

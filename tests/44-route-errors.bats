@@ -131,7 +131,8 @@ made() {
 	# all.out got every message up to where the flow stopped, in order, whole.
 	local n
 	n=$(count all.out)
-	[ "$n" -gt 0 ] && [ "$n" -lt 3000 ]
+	[ "$n" -gt 0 ]
+	[ "$n" -lt 3000 ]
 	frames in.msg $(seq "$n") | cmp - all.out
 }
 

@@ -101,7 +101,7 @@ msg-tap: stats: in 1600, tapped 0, dropped 1600" ]
 }
 
 @test "tap fifo: a reader that comes late gets whole frames only" {
-	local tap reader i k
+	local tap reader i
 	mkfifo tap.fifo
 	open_input
 	spawn timeout -k 10 60 msg-tap --stats tap.fifo <in >out.msg 2>err
@@ -117,7 +117,7 @@ msg-tap: stats: in 1600, tapped 0, dropped 1600" ]
 		big $i
 		sleep 0.05
 	done
-	for k in 1 2 3 4 5; do
+	for _ in 1 2 3 4 5; do
 		i=$((i + 1))
 		big $i
 	done
@@ -146,7 +146,7 @@ msg-tap: stats: in 1600, tapped 0, dropped 1600" ]
 }
 
 @test "tap fifo: a reader that goes away and comes back: the flow goes on, reopened" {
-	local tap first second i=0 k
+	local tap first second i=0
 	mkfifo tap.fifo
 	open_input
 	# The first reader, there before the tap, takes 1,000 bytes and
@@ -173,7 +173,7 @@ msg-tap: stats: in 1600, tapped 0, dropped 1600" ]
 	wait "$first"
 	[ "$(wc -c <first.bin)" = 1000 ]
 	# Two more with nobody there.
-	for k in 1 2; do
+	for _ in 1 2; do
 		i=$((i + 1))
 		big $i
 	done
@@ -185,7 +185,7 @@ msg-tap: stats: in 1600, tapped 0, dropped 1600" ]
 		big $i
 		sleep 0.05
 	done
-	for k in 1 2 3; do
+	for _ in 1 2 3; do
 		i=$((i + 1))
 		big $i
 	done

@@ -93,15 +93,15 @@ stuck_reader() {
 	exec 5<&-
 	status_of "$a" 10
 	[ "$status" = 0 ]
-	bodies got.jsonl >done
-	[ "$(sed -n 1p done)" = "$(cat big)" ]
+	bodies got.jsonl >delivered
+	[ "$(sed -n 1p delivered)" = "$(cat big)" ]
 	# Every message was either written out or is still in the spool.
 	for f in x/new/* x/cur/*; do
 		[ ! -e "$f" ] || cat "$f"
 	done | msg-unwrap -e >left.jsonl
-	bodies left.jsonl >>done
-	echo "done or left: $(cut -c1-3 done | paste -sd ' ')"
-	[ "$(cut -c1-3 done | sort | paste -sd ' ')" = 's1 s2 xxx' ]
+	bodies left.jsonl >>delivered
+	echo "done or left: $(cut -c1-3 delivered | paste -sd ' ')"
+	[ "$(cut -c1-3 delivered | sort | paste -sd ' ')" = 's1 s2 xxx' ]
 }
 
 @test "crash: SIGTERM on a reader with a backlog: nothing lost, nothing twice" {
@@ -113,13 +113,13 @@ stuck_reader() {
 	kill -TERM "$a"
 	status_of "$a" 10
 	[ "$status" = 0 ]
-	bodies got.jsonl >done
+	bodies got.jsonl >delivered
 	for f in x/new/* x/cur/*; do
 		[ ! -e "$f" ] || cat "$f"
 	done | msg-unwrap -e >left.jsonl
 	bodies left.jsonl >left
-	echo "written $(wc -l <done), left $(wc -l <left)"
-	sort done left | cmp - <(expect_bodies 1 1000)
+	echo "written $(wc -l <delivered), left $(wc -l <left)"
+	sort delivered left | cmp - <(expect_bodies 1 1000)
 }
 
 @test "crash: a writer killed mid-write leaves no partial message in new/" {
@@ -186,11 +186,11 @@ produce() {
 		fi
 		echo "ok ${f#inbox/}"
 	done
-	echo done
+	echo 'done'
 }
 
 @test "crash: a spool pipeline with both sides killed 20+ times loses nothing, duplicates only what was in flight" {
-	local n=30 i t0 t lifetime= c ckills=0 pkills rounds=0 prod deadline=$((SECONDS + 90))
+	local n=30 i t0 t lifetime='' c ckills=0 pkills rounds=0 prod deadline=$((SECONDS + 90))
 	mkdir inbox mid
 	for ((i = 1; i <= n; i++)); do
 		printf 'item %04d\n' "$i" >"inbox/f$(printf %04d "$i")"
@@ -243,7 +243,7 @@ produce() {
 	done
 	status_of "$prod" 60
 	[ "$status" = 0 ]
-	[ "$(tail -n 1 producer.log)" = done ]
+	[ "$(tail -n 1 producer.log)" = 'done' ]
 	run -0 timeout -k 10 60 msg-route --once -f 'true()' dir:mid --output dir:out
 	empty_spool mid
 	pkills=$(grep -c '^killed ' producer.log || true)

@@ -10,13 +10,13 @@ bats_require_minimum_version 1.5.0
 load crash/build
 
 setup_file() {
-	local w=$BATS_FILE_TMPDIR/store-writer t0 t1 us i
+	local w=$BATS_FILE_TMPDIR/store-writer t0 t1 us
 	cc_program "$w" "$MSG_TOP/tests/crash/store-writer.c"
 	# The kill windows start from the writer's start-up time, which is
 	# milliseconds as built and a third of a second under AddressSanitizer:
 	# the best of three opens of a small store (bash's clock: no fork).
 	"$w" -q -n 100 "$BATS_FILE_TMPDIR/probe"
-	for i in 1 2 3; do
+	for _ in 1 2 3; do
 		t0=${EPOCHREALTIME/./}
 		"$w" -q -n 100 "$BATS_FILE_TMPDIR/probe"
 		t1=${EPOCHREALTIME/./}

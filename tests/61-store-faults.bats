@@ -114,7 +114,8 @@ consistent() {
 	printf '%s\n' "$output" >acks
 	[ "$(wc -l <acks)" -eq 20 ]
 	# Both logs are whole; the newer one is current and the older goes.
-	[ -e st/log.0000000000000001 ] && [ -e st/log.0000000000000002 ]
+	[ -e st/log.0000000000000001 ]
+	[ -e st/log.0000000000000002 ]
 	consistent
 	[ ! -e st/log.0000000000000001 ]
 }

@@ -112,6 +112,7 @@ count() {
 			found="$found $page"
 		fi
 	done
+	# shellcheck disable=SC2086 # both lists are split into their names
 	[ "$(printf '%s\n' $found | sort)" = "$(printf '%s\n' $PAGES | sort)" ]
 }
 
@@ -404,7 +405,7 @@ EOF
 	[ "$(sed -n 's/^Sequence-Stack: \([^ ]*\) .*/\1/p' out6 | sort -u | wc -l)" = 1 ]
 	local batch
 	batch=$(sed -n 's/^Sequence-Stack: \([^ ]*\) .*/\1/p' out6 | head -n 1)
-	[ -z "$(grep '^Correlation-Id:' out6 | grep -F -e "$batch")" ]
+	[ "$(grep '^Correlation-Id:' out6 | grep -c -F -e "$batch")" = 0 ]
 	# Two orders to a child, two JSON orders to a child, ten children.
 	same out7 <<'EOF'
 <orders><order id="1" type="rush"><item sku="a-1" qty="2"/></order><order id="2" type="bulk"><item sku="b-7" qty="40"/></order></orders>
@@ -515,11 +516,11 @@ order 5
 order 6
 EOF
 	head -n "$(($(wc -l <out3) - 6))" out3 | grep -v '^$' >seen || true
-	[ -z "$(grep -v -x -E 'order [1-6]' seen)" ]
+	[ "$(grep -c -v -x -E 'order [1-6]' seen)" = 0 ]
 	sort -u -k 2n seen | same seen
 	# At most the tap's count of copies and drops on standard error.
 	[ "$(wc -l <err3)" -le 1 ]
-	[ -z "$(grep -v -E "^msg-tap: tap 'watch\.fifo': [0-9]+ copied, [0-9]+ dropped, reopened [0-9]+ times$" err3)" ]
+	[ "$(grep -c -v -E "^msg-tap: tap 'watch\.fifo': [0-9]+ copied, [0-9]+ dropped, reopened [0-9]+ times$" err3)" = 0 ]
 	# A copy of every message in the store.
 	printf '1.xml\n2.xml\n' | same out4
 	echo 1.xml | same <(names work/rush2.msg)

@@ -3,6 +3,7 @@
 : "${MSG_BIN:=$BATS_TEST_DIRNAME/../build}"
 : "${MSG_TOP:=$BATS_TEST_DIRNAME/..}"
 PATH="$MSG_BIN:$PATH"
+# shellcheck disable=SC2034 # for the suites and the fixture helpers
 FIXTURES="$BATS_TEST_DIRNAME/fixtures"
 # Types by file name come from a fixed list, not the system's.
 export MSG_MIME_TYPES="$FIXTURES/wrap/mime.types"
@@ -24,6 +25,7 @@ teardown() {
 # command of a shell without job control otherwise reads /dev/null.
 spawn() {
 	"$@" <&0 3>&- 4>&- 5>&- 7>&- &
+	# shellcheck disable=SC2034 # for the caller
 	spawned=$!
 }
 
