@@ -429,8 +429,10 @@ EOF
 	grep -q '^Error: ' out9
 	grep -qx "Content-Length: $(wc -c <work/broken.xml)" out9
 	[ "$(msg-unwrap -H work/split.msg | grep -c '^Message-Id: ')" = 3 ]
+	# The warning for the diverted file, then the stats, nothing else.
+	grep -q -x -E "msg-split: warning: message [^ ]*: File-Name broken.xml: body is not XML: .*: diverted to 'rejected.msg'" err9
 	grep -q -E '^msg-split: stats: in 2, out 3, invalid 1,' err9
-	[ "$(wc -l <err9)" = 1 ]
+	[ "$(wc -l <err9)" = 2 ]
 	# Nothing to split, and the sequence still ends.
 	grep -qx 'Sequence-Size: 0' out10
 	grep -qx 'Sequence-End: true' out10
