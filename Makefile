@@ -50,7 +50,7 @@ $(BUILD)/libmsg.a: $(LIB_OBJ)
 $(BUILD)/msg-%: cmd/msg-%.c $(BUILD)/libmsg.a lib/*.h
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libmsg.a $(ALL_LDFLAGS) $(LIBS)
 
-$(BUILD)/tests/%: tests/unit/%.c tests/unit/unit.h $(BUILD)/libmsg.a
+$(BUILD)/tests/%: tests/unit/%.c tests/unit/*.h $(BUILD)/libmsg.a
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(BUILD)/libmsg.a $(ALL_LDFLAGS) $(LIBS)
 

@@ -1,0 +1,168 @@
+/*
+ * aggregate-timer: the oldest group and the --timeout and --idle
+ * deadlines, from two binary heaps of the open groups. Every member
+ * moves its group's idle deadline later; rather than sift the heap for
+ * each, the heap keeps the time it was last told, and a group that
+ * comes to the top with a stale time is pushed down to where it now
+ * belongs: a member then costs nothing here.
+ */
+#include "aggregate.h"
+
+#include "aggregate-table.h"
+
+static int64_t heap_time(const struct agg_group *g, int which)
+{
+	return which == HEAP_FIRST ? g->first : g->heap_last;
+}
+
+/* Earlier time first; of equal times, the group made first. */
+static int before(const struct agg_group *a, const struct agg_group *b, int which)
+{
+	int64_t ta = heap_time(a, which), tb = heap_time(b, which);
+
+	return ta != tb ? ta < tb : a->created < b->created;
+}
+
+static void place(struct agg_heap *h, size_t i, struct agg_group *g, int which)
+{
+	h->v[i] = g;
+	g->heap_pos[which] = i;
+}
+
+static void sift_up(struct agg_heap *h, size_t i, int which)
+{
+	struct agg_group *g = h->v[i];
+
+	while (i > 0) {
+		size_t parent = (i - 1) / 2;
+		if (!before(g, h->v[parent], which))
+			break;
+		place(h, i, h->v[parent], which);
+		i = parent;
+	}
+	place(h, i, g, which);
+}
+
+static void sift_down(struct agg_heap *h, size_t i, int which)
+{
+	struct agg_group *g = h->v[i];
+
+	for (;;) {
+		size_t c = 2 * i + 1;
+		if (c >= h->n)
+			break;
+		if (c + 1 < h->n && before(h->v[c + 1], h->v[c], which))
+			c++;
+		if (!before(h->v[c], g, which))
+			break;
+		place(h, i, h->v[c], which);
+		i = c;
+	}
+	place(h, i, g, which);
+}
+
+static void heap_insert(struct agg_heap *h, struct agg_group *g, int which)
+{
+	if (h->n == h->cap) {
+		h->cap = h->cap ? 2 * h->cap : 64;
+		h->v = xrealloc(h->v, h->cap * sizeof(*h->v));
+	}
+	place(h, h->n++, g, which);
+	sift_up(h, h->n - 1, which);
+}
+
+/* g's key moved either way: one of the sifts puts it back in order. */
+static void heap_fix(struct agg_heap *h, size_t i, int which)
+{
+	sift_up(h, i, which);
+	sift_down(h, i, which);
+}
+
+static void heap_delete(struct agg_heap *h, size_t i, int which)
+{
+	struct agg_group *last = h->v[--h->n];
+
+	if (i == h->n)
+		return;
+	place(h, i, last, which);
+	heap_fix(h, i, which);
+}
+
+void agg_heaps_insert(struct agg_table *t, struct agg_group *g)
+{
+	g->heap_last = g->last;
+	heap_insert(&t->heap[HEAP_FIRST], g, HEAP_FIRST);
+	heap_insert(&t->heap[HEAP_LAST], g, HEAP_LAST);
+}
+
+void agg_heaps_first_moved(struct agg_table *t, struct agg_group *g)
+{
+	heap_fix(&t->heap[HEAP_FIRST], g->heap_pos[HEAP_FIRST], HEAP_FIRST);
+}
+
+/* Until the top of the idle heap is a group whose time is current. */
+static void settle_idle(struct agg_table *t)
+{
+	struct agg_heap *h = &t->heap[HEAP_LAST];
+
+	while (h->n && h->v[0]->heap_last != h->v[0]->last) {
+		h->v[0]->heap_last = h->v[0]->last;
+		sift_down(h, 0, HEAP_LAST);
+	}
+}
+
+void agg_heaps_remove(struct agg_table *t, struct agg_group *g)
+{
+	heap_delete(&t->heap[HEAP_FIRST], g->heap_pos[HEAP_FIRST], HEAP_FIRST);
+	heap_delete(&t->heap[HEAP_LAST], g->heap_pos[HEAP_LAST], HEAP_LAST);
+}
+
+struct agg_group *agg_oldest(const struct agg_table *t)
+{
+	return t->heap[HEAP_FIRST].n ? t->heap[HEAP_FIRST].v[0] : NULL;
+}
+
+/* The top of a heap and its deadline, when that timer is on. */
+static struct agg_group *next_of(const struct agg_table *t, int which,
+				 int64_t *deadline)
+{
+	int64_t after = which == HEAP_FIRST ? t->lim.timeout_ms : t->lim.idle_ms;
+	const struct agg_heap *h = &t->heap[which];
+
+	if (!after || !h->n)
+		return NULL;
+	*deadline = heap_time(h->v[0], which) + after;
+	return h->v[0];
+}
+
+int64_t agg_next_deadline(struct agg_table *t)
+{
+	int64_t a = 0, b = 0;
+	struct agg_group *ga, *gb;
+
+	settle_idle(t);
+	ga = next_of(t, HEAP_FIRST, &a);
+	gb = next_of(t, HEAP_LAST, &b);
+
+	if (ga && gb)
+		return a < b ? a : b;
+	return ga ? a : gb ? b : 0;
+}
+
+struct agg_group *agg_expired(struct agg_table *t, int64_t now,
+			      enum agg_reason *reason)
+{
+	int64_t d;
+	struct agg_group *g;
+
+	settle_idle(t);
+	if ((g = next_of(t, HEAP_FIRST, &d)) && d <= now) {
+		*reason = AGG_TIMEOUT;
+		return g;
+	}
+	if ((g = next_of(t, HEAP_LAST, &d)) && d <= now) {
+		*reason = AGG_IDLE;
+		return g;
+	}
+	return NULL;
+}

@@ -1,0 +1,243 @@
+/*
+ * aggregate: the core of the Aggregator (msg-aggregate): a table of open
+ * groups keyed by correlation, their members, completion, deadlines and
+ * limits (aggregate-group.c, aggregate-timer.c); the keys of closed groups
+ * remembered for a while (aggregate-closed.c); and every change as store
+ * records, so a
+ * tool with --state rebuilds its groups after a restart
+ * (aggregate-record.c). Nothing here reads input, writes output, opens
+ * the store or evaluates expressions: the tool does, and hands the
+ * results in.
+ *
+ * A tool's loop, in short:
+ *
+ *	r = agg_add(t, &in, &g, &why);		// one message
+ *	AGG_ADDED: reason = agg_completed(t, g) (or --until on agg_build)
+ *	AGG_FULL_*: per --on-limit, agg_oldest(t) released as "limit", retry
+ *	release: agg_build(g, &opt, reason, &h, &body, &err); emit;
+ *	         agg_closed_add(c, key, now); agg_remove(t, g)
+ *	timers:  while ((g = agg_expired(t, now, &reason))) release
+ */
+#ifndef MSG_AGGREGATE_H
+#define MSG_AGGREGATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "buf.h"
+#include "expr.h"
+#include "header.h"
+#include "seqset.h"
+
+/* Why a group was released: Aggregate-Reason's words. */
+enum agg_reason {
+	AGG_OPEN,		/* not released */
+	AGG_COMPLETE,		/* every Sequence-Number 1..Sequence-Size */
+	AGG_COUNT,		/* --count members */
+	AGG_UNTIL,
+	AGG_TIMEOUT,		/* --timeout after the first member */
+	AGG_IDLE,		/* --idle after the latest member */
+	AGG_CLOSE,
+	AGG_END,
+	AGG_LIMIT,		/* released to make room (release-oldest) */
+};
+const char *agg_reason_name(enum agg_reason r);
+
+/* ---- the group table (aggregate-group.c, aggregate-timer.c) ---- */
+
+struct agg_limits {
+	uint64_t count;		/* --count: complete at this many; 0 = off */
+	int64_t timeout_ms;	/* 0 = off */
+	int64_t idle_ms;	/* 0 = off */
+	uint64_t max_groups;	/* 0 = no limit */
+	uint64_t max_members;	/* per group; 0 = no limit */
+	uint64_t max_bytes;	/* bodies of every open group; 0 = no limit */
+};
+
+struct agg_member {
+	size_t off, len;	/* its body in the group's data */
+	size_t id_len;		/* its Message-Id's, after the body; 0: none */
+	uint64_t seq;		/* Sequence-Number, 0 when it has none */
+	uint64_t serial;	/* table-wide arrival order: store keys */
+	double best;		/* the -b number (NaN: none) */
+	enum body_kind kind;
+};
+
+/* Fields the tool reads; the table owns them. */
+struct agg_group {
+	char *key;		/* the correlation key, NUL-terminated */
+	size_t key_len;
+	struct agg_member *m;	/* in arrival order */
+	size_t n, alloc;
+	/* Every member's body, a NUL, its Message-Id and a NUL, in one
+	 * buffer: a member costs no allocation of its own. */
+	struct buf data;
+	uint64_t bytes;		/* of the members' bodies */
+	int64_t first, last;	/* arrival of the first and latest member */
+	uint64_t size;		/* Sequence-Size, when size_known */
+	int size_known;
+	struct seqset seen;	/* Sequence-Numbers present */
+	uint64_t marker;	/* serial of its Sequence-Size 0 marker (a
+				 * message that is no member), or 0 */
+	uint64_t duplicates;	/* members ignored as already present */
+	/* Headers every member so far carries with the same value,
+	 * per-message ones left out (agg_common_skip); and where the
+	 * first had Correlation-Id and Sequence-*, whatever their values:
+	 * agg_build sets or removes those in place. */
+	struct headers common;
+	/* the table's bookkeeping */
+	uint32_t hash;
+	uint64_t created;	/* order of creation: ties of time */
+	struct agg_group *chain;
+	size_t heap_pos[2];
+	int64_t heap_last;	/* last as the idle heap has it: behind
+				 * by design, caught up when it is on top */
+	uint32_t *ids;		/* open addressing: member index + 1 */
+	size_t ids_cap;
+};
+
+/* A member's body (NUL-terminated, may hold NUL) and Message-Id (or
+ * NULL): valid until the group changes. */
+static inline const char *agg_member_body(const struct agg_group *g,
+					  const struct agg_member *m)
+{
+	return g->data.ptr + m->off;
+}
+
+static inline const char *agg_member_id(const struct agg_group *g,
+					const struct agg_member *m)
+{
+	return m->id_len ? g->data.ptr + m->off + m->len + 1 : NULL;
+}
+
+struct agg_table;
+
+struct agg_table *agg_table_new(const struct agg_limits *lim);
+void agg_table_free(struct agg_table *t);
+
+/* One message for agg_add. */
+struct agg_input {
+	const char *key;	/* the correlation key (not empty) */
+	size_t key_len;
+	const struct headers *h;
+	const char *body;
+	size_t len;
+	/* expr_env_kind() of the env the message is bound to: the rule
+	 * every tool uses to tell XML, JSON and text apart */
+	enum body_kind kind;
+	int64_t now;		/* ms: wall clock or the Timestamp (--clock) */
+	double best;		/* the -b value, NaN without -b */
+	uint64_t serial;	/* 0: the next; from a record when restoring */
+};
+
+enum agg_added {
+	AGG_ADDED,		/* a member (or a Sequence-Size 0 marker) */
+	AGG_DUPLICATE,		/* its Message-Id or Sequence-Number is there:
+				 * ignored, counted in the group */
+	AGG_INVALID,		/* bad sequence headers: why says how */
+	AGG_FULL_GROUPS,	/* a new group would pass max_groups */
+	AGG_FULL_MEMBERS,	/* *g is at max_members */
+	AGG_FULL_BYTES,		/* max_bytes would be passed */
+};
+
+/*
+ * Add a message to its group, creating the group. *g is the group
+ * (NULL for AGG_FULL_GROUPS and for AGG_INVALID when the group does not
+ * exist); why is a static reason for AGG_INVALID, as
+ * "Sequence-Number '0': out of range". When limits refuse the message
+ * nothing changed: make room and call again.
+ */
+enum agg_added agg_add(struct agg_table *t, const struct agg_input *in,
+		       struct agg_group **g, const char **why);
+/* The group of key, or NULL. */
+struct agg_group *agg_find(struct agg_table *t, const char *key, size_t key_len);
+/* Has g met a condition of its own (sequence or --count)? AGG_OPEN if
+ * not; --until is the tool's, on agg_build's document. */
+enum agg_reason agg_completed(const struct agg_table *t, const struct agg_group *g);
+/* Forget g and free it (after it was emitted or discarded). */
+void agg_remove(struct agg_table *t, struct agg_group *g);
+
+uint64_t agg_groups(const struct agg_table *t);
+uint64_t agg_bytes(const struct agg_table *t);
+/* The next serial agg_add will give (restoring moves it past every
+ * serial it saw). */
+uint64_t agg_next_serial(const struct agg_table *t);
+/* Every open group, in no order: first with NULL, then the last one. */
+struct agg_group *agg_next_group(struct agg_table *t, struct agg_group *after);
+
+/* The group whose first member arrived first (ties: created first), or
+ * NULL: what release-oldest releases. O(1). */
+struct agg_group *agg_oldest(const struct agg_table *t);
+/* The earliest --timeout or --idle deadline of any group, 0 if none. */
+int64_t agg_next_deadline(struct agg_table *t);
+/* A group whose deadline is at or before now, with the reason
+ * (AGG_TIMEOUT before AGG_IDLE), or NULL. O(log n); release or remove
+ * it before asking again. */
+struct agg_group *agg_expired(struct agg_table *t, int64_t now,
+			      enum agg_reason *reason);
+
+/* ---- closed keys (aggregate-closed.c) ---- */
+
+/*
+ * Keys of released groups, remembered for --remember D so that a late
+ * member is told from the first of a new group, in bounded memory: each
+ * is forgotten D after it closed, and the oldest first when max keys are
+ * held.
+ */
+struct agg_closed;
+
+struct agg_closed *agg_closed_new(int64_t remember_ms, uint64_t max);
+void agg_closed_free(struct agg_closed *c);
+/* Remember key as closed at now (again: the later time counts). */
+void agg_closed_add(struct agg_closed *c, const char *key, size_t key_len,
+		    int64_t now);
+/* Is key closed at now? 1 or 0. Forgets what expired first. */
+int agg_closed_has(struct agg_closed *c, const char *key, size_t key_len,
+		   int64_t now);
+/* Forget every key that expired at now; returns how many. */
+uint64_t agg_closed_expire(struct agg_closed *c, int64_t now);
+uint64_t agg_closed_count(const struct agg_closed *c);
+/* When key expires, or 0 if it is not held: a record's deadline. */
+int64_t agg_closed_expiry(const struct agg_closed *c, const char *key,
+			  size_t key_len);
+
+/* ---- store records (aggregate-record.c) ---- */
+
+/*
+ * Kind AGG_KIND_MEMBER: one per member (and marker), put when agg_add
+ * returns AGG_ADDED, deleted with its group. Key: the group key, a NUL,
+ * the serial as 8 bytes big-endian, so a walk of the kind meets each
+ * group's members together and in arrival order. Value: arrival ms and
+ * the message's headers and body.
+ *
+ * Kind AGG_KIND_CLOSED: one per remembered closed key. Key: the group
+ * key; value: the time it closed; the record's deadline: when it is
+ * forgotten, so store_earliest finds those to delete.
+ *
+ * Restoring: walk AGG_KIND_MEMBER, decode each into an agg_input and
+ * agg_add it (the group's deadlines follow from the arrival times);
+ * walk AGG_KIND_CLOSED and agg_closed_add each.
+ */
+#define AGG_KIND_MEMBER "agg-member"
+#define AGG_KIND_CLOSED "agg-closed"
+
+void agg_member_key(struct buf *out, const char *key, size_t key_len,
+		    uint64_t serial);
+/* The value of a member record: in's arrival time, headers and body. */
+void agg_member_value(struct buf *out, const struct agg_input *in);
+/*
+ * Decode a member record into in (key, serial, now, body pointing into
+ * the record's bytes; h filled, reset first; kind and best are the
+ * tool's to set again). 0, or -1 with errno EINVAL for a damaged record.
+ */
+int agg_member_decode(const char *key, size_t key_len, const char *value,
+		      size_t value_len, struct agg_input *in, struct headers *h);
+/* The member records g stands for (its members and its marker), and
+ * the key of record i of them: what to delete when g is released. */
+size_t agg_group_records(const struct agg_group *g);
+void agg_group_record_key(struct buf *out, const struct agg_group *g, size_t i);
+
+void agg_closed_value(struct buf *out, int64_t closed_at);
+int agg_closed_decode(const char *value, size_t value_len, int64_t *closed_at);
+
+#endif
