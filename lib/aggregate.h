@@ -2,8 +2,8 @@
  * aggregate: the core of the Aggregator (msg-aggregate): a table of open
  * groups keyed by correlation, their members, completion, deadlines and
  * limits (aggregate-group.c, aggregate-timer.c); the keys of closed groups
- * remembered for a while (aggregate-closed.c); and every change as store
- * records, so a
+ * remembered for a while (aggregate-closed.c); the message a group
+ * becomes (aggregate-build.c); and every change as store records, so a
  * tool with --state rebuilds its groups after a restart
  * (aggregate-record.c). Nothing here reads input, writes output, opens
  * the store or evaluates expressions: the tool does, and hands the
@@ -200,6 +200,57 @@ uint64_t agg_closed_count(const struct agg_closed *c);
 /* When key expires, or 0 if it is not held: a record's deadline. */
 int64_t agg_closed_expiry(const struct agg_closed *c, const char *key,
 			  size_t key_len);
+
+/* ---- the message a group becomes (aggregate-build.c) ---- */
+
+enum agg_best { AGG_BEST_NONE, AGG_BEST_MIN, AGG_BEST_MAX };
+
+struct agg_build_opt {
+	const char *wrap;	/* XML root element; NULL: "aggregate" */
+	const char *separator;	/* between text bodies; NULL: none */
+	size_t separator_len;
+	enum agg_best best;	/* keep one member, by agg_input.best */
+};
+
+/*
+ * The message g becomes, released for reason, into h and body (both
+ * reset first). Message-Id and Timestamp are the caller's (message_stamp).
+ *
+ * Headers: every header all members (and a Sequence-Size 0 marker) carry
+ * with the same value, in the first one's order, Message-History
+ * included (the members' shared path; the writer appends the tool), but
+ * never Message-Id, Timestamp, Content-Length, Error or Aggregate-*.
+ * Then: Correlation-Id is the group key and the members' Sequence-*
+ * go, since the aggregate ends their sequence; unless the members carry
+ * Sequence-Stack, whose innermost entry "CORRELATION NUMBER SIZE" is
+ * popped back into Correlation-Id, Sequence-Number, Sequence-Size and
+ * Sequence-End (true when NUMBER is SIZE), in the places the members had
+ * them, so that msg-split ... aggregate gives the parent's headers back.
+ * Aggregate-Size (members), Aggregate-Reason, and Aggregate-Missing
+ * ("3,5-7"; "3,9-" when Sequence-Size never came) for a sequence group
+ * released without all of it.
+ *
+ * Body, members in order (by Sequence-Number, then those without one as
+ * they came): XML members under one element named wrap, each document
+ * element whole, serialised as msg-split serialises a part (no XML
+ * declaration; Content-Type application/xml); JSON members as one array,
+ * each value's bytes as they came without the blanks around them
+ * (application/json); text joined by the separator (Content-Type as the
+ * members share it). An empty group is "<wrap></wrap>", "[]" or empty as
+ * the marker's Content-Type says. With a best mode, the body is that one
+ * member's as it came.
+ *
+ * 0; -1 when the group cannot be one message (mixed kinds, a member that
+ * does not parse, a malformed Sequence-Stack, a wrap that is no element
+ * name), with the reason in err; MSG_NO_MEMORY when libxml2 ran out of
+ * memory.
+ */
+int agg_build(const struct agg_group *g, const struct agg_build_opt *opt,
+	      enum agg_reason reason, struct headers *h, struct buf *body,
+	      struct buf *err);
+/* Is header name one of a single message's own (listed at agg_build),
+ * never carried from the members to the aggregate? */
+int agg_common_skip(const char *name, size_t len);
 
 /* ---- store records (aggregate-record.c) ---- */
 
