@@ -378,7 +378,7 @@ static void add_member(struct agg_table *t, struct agg_group *g,
 	m = &g->m[g->n];
 	m->off = g->data.len;
 	m->len = in->len;
-	m->id_len = id && *id ? strlen(id) : 0;
+	m->id_len = id && *id ? (uint32_t)strlen(id) : 0;
 	buf_add(&g->data, in->body, in->len);
 	buf_addch(&g->data, '\0');
 	if (m->id_len) {

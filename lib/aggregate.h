@@ -54,12 +54,14 @@ struct agg_limits {
 	uint64_t max_bytes;	/* bodies of every open group; 0 = no limit */
 };
 
+/* Kept small: a million open members are a million of these. */
 struct agg_member {
 	size_t off, len;	/* its body in the group's data */
-	size_t id_len;		/* its Message-Id's, after the body; 0: none */
 	uint64_t seq;		/* Sequence-Number, 0 when it has none */
 	uint64_t serial;	/* table-wide arrival order: store keys */
 	double best;		/* the -b number (NaN: none) */
+	uint32_t id_len;	/* its Message-Id's, after the body; 0: none
+				 * (a header is far shorter than 4 GiB) */
 	enum body_kind kind;
 };
 
@@ -162,7 +164,8 @@ uint64_t agg_bytes(const struct agg_table *t);
 /* The next serial agg_add will give (restoring moves it past every
  * serial it saw). */
 uint64_t agg_next_serial(const struct agg_table *t);
-/* Every open group, in no order: first with NULL, then the last one. */
+/* Every open group, in no order: first with NULL, then the last one
+ * (take the next before removing the one in hand). */
 struct agg_group *agg_next_group(struct agg_table *t, struct agg_group *after);
 
 /* The group whose first member arrived first (ties: created first), or
