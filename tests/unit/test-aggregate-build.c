@@ -15,11 +15,11 @@ static struct headers out_h = HEADERS_INIT;
 static struct buf out_body = BUF_INIT, out_err = BUF_INIT;
 
 /* Add as the tool will: the kind by the rule every tool uses. */
-static struct agg_group *add_h(const char *key, const struct headers *h,
-			       const char *body, double best)
+static struct agg_group *add_n(const char *key, const struct headers *h,
+			       const char *body, size_t len, double best)
 {
 	struct agg_input in = { .key = key, .key_len = strlen(key), .h = h,
-				.body = body, .len = strlen(body), .best = best };
+				.body = body, .len = len, .best = best };
 	struct agg_group *g;
 	const char *why;
 
@@ -27,6 +27,12 @@ static struct agg_group *add_h(const char *key, const struct headers *h,
 	in.kind = expr_env_kind(env);
 	CHECK(agg_add(table, &in, &g, &why) == AGG_ADDED);
 	return g;
+}
+
+static struct agg_group *add_h(const char *key, const struct headers *h,
+			       const char *body, double best)
+{
+	return add_n(key, h, body, strlen(body), best);
 }
 
 static struct agg_group *add(const char *key, const char *lines, const char *body)
@@ -88,6 +94,7 @@ static void refused(const char *first, const char *type, const char *last,
 static void test_xml(void)
 {
 	struct agg_build_opt wrap = { .wrap = "orders" };
+	struct headers h = HEADERS_INIT;
 	struct agg_group *g;
 
 	add("x", "Sequence-Number: 2", "<?xml version=\"1.0\"?>\n<item n=\"2\">b &amp; c</item>\n");
@@ -106,6 +113,15 @@ static void test_xml(void)
 	done(g);
 
 	refused("<a/>", "Content-Type: application/xml", "<a><b></a>", "member 2: line 1: ");
+
+	/* Members in UTF-16 join the others in UTF-8. */
+	make_headers(&h, "");
+	add_n("u", &h, "\xff\xfe<\0a\0>\0\xe9\0<\0/\0a\0>\0", 18, NAN);
+	g = add_h("u", &h, "<b>\xc3\xa9</b>", NAN);
+	CHECK(build(g, NULL, AGG_END) == 0);
+	CHECK_STR(out_body.ptr, "<aggregate><a>\xc3\xa9</a><b>\xc3\xa9</b></aggregate>");
+	done(g);
+	headers_release(&h);
 }
 
 static void test_json(void)
