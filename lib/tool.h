@@ -166,9 +166,6 @@ _Noreturn void tool_no_memory(struct tool *t, struct headers *h,
 
 /* Count one in the counter called name, if the tool keeps one. */
 void tool_count(struct tool *t, const char *name);
-/* For the exit hook: what the inputs must do when the tool stops with
- * exit status code (set aside a dir: message it cannot process). */
-void tool_inputs_before_exit(int code);
 /* The counter called name (it must exist in t->counters). */
 uint64_t *tool_counter(struct tool *t, const char *name);
 /* Flush and close every output, print --stats; exits 74 on a write error. */
