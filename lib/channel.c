@@ -138,14 +138,14 @@ int channel_writer_open(const char *addr, struct frame_writer *fw, struct buf *e
 		struct spool *sp = spool_open(a.path, 1, err);
 		if (!sp)
 			return -1;
-		frame_writer_init_spool(fw, sp, addr);
+		frame_writer_init_sink(fw, channel_spool_sink(sp), -1, addr);
 		return 0;
 	}
 	fd = channel_open_write(addr, err);
 	if (fd < 0)
 		return -1;
-	frame_writer_init(fw, fd, channel_display(addr, 1));
 	/* stdin, stdout and fd:N belong to whoever started us. */
-	fw->owns_fd = a.kind == CHANNEL_PATH;
+	frame_writer_init_sink(fw, channel_stream_sink(fd, a.kind == CHANNEL_PATH),
+			       fd, channel_display(addr, 1));
 	return 0;
 }

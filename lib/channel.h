@@ -2,7 +2,10 @@
  * channel: the addresses of msg-tools(7) where messages are read and
  * written: "-" (stdin or stdout), "fd:N" (an inherited descriptor),
  * "dir:PATH" (a spool directory) and any other string, a PATH (a FIFO,
- * opened as one, or a regular file, created if missing and appended to).
+ * opened as one, or a regular file, created if missing and appended to);
+ * and delivery to each kind, behind one interface a frame writer writes
+ * to (struct channel_sink), so that a new kind changes neither the
+ * writer nor the tools.
  */
 #ifndef MSG_CHANNEL_H
 #define MSG_CHANNEL_H
@@ -34,9 +37,51 @@ int channel_open_read(const char *addr, struct buf *err);
  * open blocks until its reader opens it. */
 int channel_open_write(const char *addr, struct buf *err);
 
+/*
+ * The output side of a channel kind. A frame writer buffers, locks and
+ * keeps its errors; it writes each frame's bytes to the descriptor the
+ * sink gives it, and the sink delivers them as its kind does:
+ *
+ *   begin_frame   a frame starts: the descriptor for its bytes (a
+ *                 stream's one descriptor, a spool's new file), or -1
+ *   end_frame     all its bytes are written: deliver it (a spool commits
+ *                 the file), 0 or -1
+ *   abort_frame   give the open frame up: none of it is delivered
+ *   make_durable  every frame ended so far is as durable as the kind
+ *                 makes it (a spool publishes into new/ and syncs it; a
+ *                 stream has nothing beyond what write(2) did), 0 or -1
+ *   close         no more frames: 0, or -1 when closing lost data
+ *   free          the sink's memory, and whatever it still holds (a
+ *                 spool removes what it never published)
+ *
+ * All set errno on failure. A kind whose frames each go alone (a file,
+ * a broker message) sets separate_frames: the writer writes each frame
+ * out whole before end_frame and refuses bytes outside frames.
+ */
+struct channel_sink;
+struct channel_out_ops {
+	int separate_frames;
+	int (*begin_frame)(struct channel_sink *s);
+	int (*end_frame)(struct channel_sink *s);
+	void (*abort_frame)(struct channel_sink *s);
+	int (*make_durable)(struct channel_sink *s);
+	int (*close)(struct channel_sink *s);
+	void (*free)(struct channel_sink *s);
+};
+/* What every kind's sink starts with. */
+struct channel_sink {
+	const struct channel_out_ops *ops;
+};
+
+/* A stream: frames written to fd, one after another; owns_fd: the sink
+ * closes it (not inherited ones). */
+struct channel_sink *channel_stream_sink(int fd, int owns_fd);
+struct spool;
+/* A dir: spool: each frame one file (spool.h); the sink owns the spool. */
+struct channel_sink *channel_spool_sink(struct spool *sp);
+
 /* Open addr as a frame writer, any kind including dir: (0, or -1 with the
  * reason in err). Used by every tool's outputs. */
 int channel_writer_open(const char *addr, struct frame_writer *fw,
 			struct buf *err);
-
 #endif

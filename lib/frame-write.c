@@ -9,34 +9,36 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "channel.h"
 #include "diag.h"
 #include "io.h"
-#include "spool.h"
 
 #define WRITE_FLUSH_AT (64 * 1024)
 
-
 static struct frame_writer *writers;
-void frame_writer_init(struct frame_writer *fw, int fd, const char *name)
+
+void frame_writer_init_sink(struct frame_writer *fw, struct channel_sink *sink,
+			    int fd, const char *name)
 {
 	struct stat st;
 
 	memset(fw, 0, sizeof(*fw));
 	fw->fd = fd;
+	fw->sink = sink;
+	fw->separate_frames = sink->ops->separate_frames;
 	fw->name = xstrdup(name);
 	buf_init(&fw->out, WRITE_FLUSH_AT * 2);
-	fw->lock = fstat(fd, &st) == 0 && (S_ISFIFO(st.st_mode) ||
-					   S_ISREG(st.st_mode));
+	/* Others may share a FIFO, pipe or file; a sink without a
+	 * descriptor of its own (a file per frame) is ours alone. */
+	fw->lock = fd >= 0 && fstat(fd, &st) == 0 &&
+		   (S_ISFIFO(st.st_mode) || S_ISREG(st.st_mode));
 	fw->next_registered = writers;
 	writers = fw;
 }
 
-void frame_writer_init_spool(struct frame_writer *fw, struct spool *sp,
-			     const char *name)
+void frame_writer_init(struct frame_writer *fw, int fd, const char *name)
 {
-	frame_writer_init(fw, -1, name);
-	fw->lock = 0;	/* nobody else writes our temporary files */
-	fw->spool = sp;
+	frame_writer_init_sink(fw, channel_stream_sink(fd, 0), fd, name);
 }
 
 void frame_writer_release(struct frame_writer *fw)
@@ -51,8 +53,9 @@ void frame_writer_release(struct frame_writer *fw)
 	free(fw->name);
 	buf_release(&fw->out);
 	fw->name = NULL;
-	spool_close(fw->spool);
-	fw->spool = NULL;
+	if (fw->sink)
+		fw->sink->ops->free(fw->sink);
+	fw->sink = NULL;
 }
 
 static int set_failed(struct frame_writer *fw, int err)
@@ -132,14 +135,29 @@ int frame_writer_flush(struct frame_writer *fw)
 	return 0;
 }
 
-/* A spool writer's committed messages into new/, durably (spool.h). */
-static int publish(struct frame_writer *fw)
+/* The frames ended so far, made durable by the sink. */
+static int make_durable(struct frame_writer *fw)
 {
-	if (!fw->spool || fw->err)
-		return fw->err ? -1 : 0;
-	if (spool_publish(fw->spool) < 0)
+	if (fw->err) {
+		errno = fw->err;
+		return -1;
+	}
+	if (fw->sink->ops->make_durable(fw->sink) < 0)
 		return set_failed(fw, errno);
 	return 0;
+}
+
+/* A frame of its own has a descriptor of its own, gone with it. */
+static void frame_gone(struct frame_writer *fw)
+{
+	if (fw->separate_frames)
+		fw->fd = -1;
+}
+
+static void abort_frame(struct frame_writer *fw)
+{
+	fw->sink->ops->abort_frame(fw->sink);
+	frame_gone(fw);
 }
 
 void frame_writers_flush_whole(void)
@@ -151,13 +169,10 @@ void frame_writers_flush_whole(void)
 			/* Keep the whole frames before the open one. */
 			buf_setlen(&fw->out, fw->frame_start);
 			fw->in_frame = 0;
-			if (fw->spool) {
-				spool_abort(fw->spool);
-				fw->fd = -1;
-			}
+			abort_frame(fw);
 		}
 		if (frame_writer_flush(fw) == 0)
-			publish(fw);
+			make_durable(fw);
 	}
 }
 
@@ -168,8 +183,6 @@ static int flush_ready(struct frame_writer *fw)
 {
 	size_t ready = fw->frame_start;
 
-	if (fw->spool)	/* its open frame is a file of its own */
-		return publish(fw);
 	if (!fw->in_frame)
 		return frame_writer_flush(fw);
 	if (fw->err) {
@@ -201,7 +214,7 @@ int frame_writers_flush_all(void)
 	int r = 0;
 
 	for (struct frame_writer *fw = writers; fw; fw = fw->next_registered)
-		if (flush_ready(fw) < 0 && !fw->tolerated)
+		if ((flush_ready(fw) < 0 || make_durable(fw) < 0) && !fw->tolerated)
 			r = -1;
 	return r;
 }
@@ -229,12 +242,33 @@ static int begin_checks(struct frame_writer *fw)
 	return 0;
 }
 
-/* A spool writer starts a new file for every frame. */
+/* The sink says where the frame's bytes go (a new file, for a spool). */
 static int begin_file(struct frame_writer *fw)
 {
-	if (fw->spool && (fw->fd = spool_begin(fw->spool)) < 0)
+	int fd = fw->sink->ops->begin_frame(fw->sink);
+
+	if (fd < 0)
 		return set_failed(fw, errno);
+	fw->fd = fd;
 	return 0;
+}
+
+/* The frame's bytes are all buffered or written: deliver it. A frame
+ * that goes alone is written out whole first: whole and durable (for a
+ * spool, in new/ once published), or not there at all. */
+static int end_file(struct frame_writer *fw)
+{
+	int r = 0;
+
+	if (fw->separate_frames || fw->out.len >= WRITE_FLUSH_AT || fw->locked)
+		r = frame_writer_flush(fw);
+	if (r < 0) {
+		abort_frame(fw);
+		return -1;
+	}
+	r = fw->sink->ops->end_frame(fw->sink);
+	frame_gone(fw);
+	return r < 0 ? set_failed(fw, errno) : 0;
 }
 
 int frame_writer_begin(struct frame_writer *fw, const struct headers *h,
@@ -299,21 +333,7 @@ int frame_writer_end(struct frame_writer *fw)
 	buf_addch(&fw->out, '\n');
 	fw->in_frame = 0;
 	fw->frames++;
-	if (fw->spool) {
-		/* Whole and durable in new/, or not there at all. */
-		if (frame_writer_flush(fw) < 0) {
-			spool_abort(fw->spool);
-			fw->fd = -1;
-			return -1;
-		}
-		fw->fd = -1;
-		if (spool_commit(fw->spool) < 0)
-			return set_failed(fw, errno);
-		return 0;
-	}
-	if (fw->out.len >= WRITE_FLUSH_AT || fw->locked)
-		return frame_writer_flush(fw);
-	return 0;
+	return end_file(fw);
 }
 
 int frame_writer_write(struct frame_writer *fw, const struct headers *h,
@@ -331,28 +351,27 @@ int frame_writer_raw(struct frame_writer *fw, const void *p, size_t n)
 		errno = fw->err;
 		return -1;
 	}
-	if (fw->spool) {
-		/* A spool holds messages only. */
+	if (fw->separate_frames)	/* it holds messages only */
 		return set_failed(fw, EINVAL);
-	}
 	return buffer_out(fw, p, n);
 }
 
 int frame_writer_whole(struct frame_writer *fw, const char *frame, size_t n)
 {
-	if (!fw->spool)
+	if (!fw->separate_frames)
 		return frame_writer_raw(fw, frame, n);
 	if (begin_checks(fw) < 0 || begin_file(fw) < 0)
 		return -1;
 	if (write_all(fw->fd, frame, n) < 0) {
 		int err = errno;
-		spool_abort(fw->spool);
-		fw->fd = -1;
+		abort_frame(fw);
 		return set_failed(fw, err);
 	}
-	fw->fd = -1;
-	if (spool_commit(fw->spool) < 0)
+	if (fw->sink->ops->end_frame(fw->sink) < 0) {
+		frame_gone(fw);
 		return set_failed(fw, errno);
+	}
+	frame_gone(fw);
 	fw->frames++;
 	return 0;
 }
@@ -363,16 +382,13 @@ int frame_writer_close(struct frame_writer *fw)
 	int err;
 
 	if (r == 0)
-		r = publish(fw);
+		r = make_durable(fw);
 	err = errno;
-
-	if (fw->fd >= 0) {
-		if (fw->owns_fd && close(fw->fd) < 0 && r == 0) {
-			err = errno;
-			r = set_failed(fw, err);
-		}
-		fw->fd = -1;
+	if (fw->sink && fw->sink->ops->close(fw->sink) < 0 && r == 0) {
+		err = errno;
+		r = set_failed(fw, err);
 	}
+	fw->fd = -1;
 	errno = err;
 	return r;
 }
