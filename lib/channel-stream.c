@@ -3,6 +3,7 @@
 #include "channel.h"
 
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 struct stream_sink {
@@ -70,4 +71,72 @@ struct channel_sink *channel_stream_sink(int fd, int owns_fd)
 	ss->fd = fd;
 	ss->owns_fd = owns_fd;
 	return &ss->base;
+}
+
+struct stream_in {
+	struct channel_in base;
+	int fd;
+	int handed;		/* its one source is out */
+	char *name, *file_name;
+};
+
+static int stream_next(struct channel_in *in, int wait,
+		       struct channel_source *src)
+{
+	struct stream_in *si = (struct stream_in *)in;
+
+	(void)wait;
+	if (si->handed)
+		return CHANNEL_NONE;
+	si->handed = 1;
+	memset(src, 0, sizeof(*src));
+	src->fd = si->fd;
+	src->name = si->name;
+	src->file_name = si->file_name;
+	return CHANNEL_MESSAGE;
+}
+
+/* Its bytes were consumed by reading them. */
+static int stream_done(struct channel_in *in)
+{
+	(void)in;
+	return 0;
+}
+
+static void stream_release(struct channel_in *in)
+{
+	(void)in;
+}
+
+/* stdin belongs to whoever started us; what we opened is closed. */
+static void stream_in_close(struct channel_in *in)
+{
+	struct stream_in *si = (struct stream_in *)in;
+
+	if (si->fd != STDIN_FILENO)
+		close(si->fd);
+	free(si->name);
+	free(si->file_name);
+	free(si);
+}
+
+static const struct channel_in_ops stream_in_ops = {
+	.next = stream_next,
+	.done = stream_done,
+	.set_aside = NULL,	/* a stream cannot: the tool exits 65 */
+	.release = stream_release,
+	.close = stream_in_close,
+};
+
+struct channel_in *channel_stream_in(int fd, const char *name,
+				     const char *file_name)
+{
+	struct stream_in *si = xmalloc(sizeof(*si));
+
+	si->base.ops = &stream_in_ops;
+	si->fd = fd;
+	si->handed = 0;
+	si->name = xstrdup(name);
+	si->file_name = file_name ? xstrdup(file_name) : NULL;
+	return &si->base;
 }

@@ -93,7 +93,9 @@ static int fill(struct frame_reader *fr)
 	if (fr->end == fr->cap)
 		return 1;	/* full: caller's limit check decides */
 	/* A message must never sit in an output buffer while we wait. */
-	if (fr->may_wait)
+	if (fr->may_wait && fr->before_wait)
+		fr->before_wait(fr->before_wait_arg);
+	else if (fr->may_wait)
 		frame_writers_flush_all();
 	for (;;) {
 		r = xread(fr->fd, fr->buf + fr->end, fr->cap - fr->end);

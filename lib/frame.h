@@ -40,6 +40,8 @@ struct frame_reader {
 	uint64_t base;		/* stream offset of buf[0] */
 	int eof;
 	int may_wait;		/* reads can block: flush outputs before */
+	void (*before_wait)(void *arg);	/* instead of flushing them */
+	void *before_wait_arg;
 	int in_body;		/* body (or its final LF) not yet consumed */
 	uint64_t body_len, body_left;
 	uint64_t frame_offset;
@@ -52,6 +54,14 @@ struct frame_reader {
 
 /* name is copied; fd is not closed by release. */
 void frame_reader_init(struct frame_reader *fr, int fd, const char *name);
+/* Before a read(2) that may block, call fn(arg) instead of
+ * frame_writers_flush_all() (the input loop ends its batch there). */
+static inline void frame_reader_before_wait(struct frame_reader *fr,
+					    void (*fn)(void *arg), void *arg)
+{
+	fr->before_wait = fn;
+	fr->before_wait_arg = arg;
+}
 void frame_reader_release(struct frame_reader *fr);
 
 /*

@@ -1,13 +1,12 @@
 /*
- * input: the input side of every tool (input.h): operands in order, dir:
- * claims and their deletion, set-aside files.
+ * input: the input side of every tool (input.h): operands in order, each
+ * read through its channel kind (channel.h, struct channel_in), in
+ * batches that end with durable outputs and the batch done; sources that
+ * cannot be processed set aside.
  */
 #include "input.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <libgen.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -19,40 +18,47 @@
 
 /*
  * A tool stopping at a message it cannot process (exit 65) would stop at
- * it again on every run if it stayed in the spool: it is set aside in
- * DIR/bad/, where it waits for whoever mends the flow.
+ * it again on every run if it stayed where it was read: a kind that can
+ * sets it aside (a spool, in DIR/bad/), where it waits for whoever mends
+ * the flow.
  */
-static void set_aside_claimed(struct input *in)
+static void set_aside_current(struct input *in)
 {
 	struct buf where = BUF_INIT;
 
-	if (spool_set_aside(in->claimed, &where) == 0) {
-		warnx_msg("'%s' set aside as '%s'", in->claimed_name, where.ptr);
+	if (in->current->ops->set_aside(in->current, &where) == 0) {
+		warnx_msg("'%s' set aside as '%s'", in->current_name, where.ptr);
 		in->set_aside++;
 	} else {
 		warn_errno("cannot set '%s' aside; it stays in the spool",
-			   in->claimed_name);
+			   in->current_name);
 		in->left_in_spool++;
 	}
 	buf_release(&where);
 }
 
+/* Can the source in hand be set aside, so that the run goes on? */
+static int can_set_aside(const struct input *in)
+{
+	return in->current && in->current->ops->set_aside;
+}
+
 void input_before_exit(struct input *in, int code)
 {
-	if (in->claimed && code == EX_DATAERR) {
-		set_aside_claimed(in);
+	if (can_set_aside(in) && code == EX_DATAERR) {
+		set_aside_current(in);
 		/* The messages read before it are done: their outputs are out. */
 		if (frame_writers_flush_all() == 0)
-			spool_done(in->claimed);
+			in->current->ops->done(in->current);
 	}
 }
 
 void input_refuse(struct input *in, const char *line)
 {
-	if (!in->claimed)
+	if (!can_set_aside(in))
 		die(EX_DATAERR, "%s", line);
 	warnx_msg("%s", line);
-	in->claimed_refused = 1;
+	in->current_refused = 1;
 }
 
 int input_status(const struct input *in)
@@ -79,10 +85,43 @@ static _Noreturn void reader_failed(struct frame_reader *fr)
 }
 
 /*
- * A spool file holds all there is of its frames, so one cut short or
- * with a Content-Length that does not match is known before its body is
- * handed to the tool, which then never fails in the middle of one: 0
- * when the frame in hand is whole, -1 with the reader's error when not.
+ * The end of an input batch: every output made durable, then the batch
+ * done (a spool deletes its claims), only after that succeeded: a crash
+ * or failure in between means the batch is read again, never lost.
+ */
+static void end_batch(struct input *in, struct channel_in *ch, const char *addr)
+{
+	(void)in;
+	if (frame_writers_flush_all() < 0) {
+		struct frame_writer *fw = frame_writers_failed();
+		if (fw)
+			die(EX_IOERR, "cannot write '%s': %s", fw->name,
+			    strerror(fw->err));
+		die(EX_IOERR, "cannot write output: %s", strerror(errno));
+	}
+	if (ch->ops->done(ch) < 0)
+		die_errno(EX_IOERR, "cannot remove a message of '%s'", addr);
+}
+
+/*
+ * The reader is about to wait for input (a pipe, a FIFO): the batch ends
+ * there, so that no message waits in an output buffer while the tool
+ * does. A writer that failed is found when the tool next writes to it.
+ */
+static void before_wait(void *arg)
+{
+	struct input *in = arg;
+
+	if (frame_writers_flush_all() == 0)
+		in->current->ops->done(in->current);
+}
+
+/*
+ * A source holding all of its message holds all there is of its frames,
+ * so one cut short or with a Content-Length that does not match is known
+ * before its body is handed to the tool, which then never fails in the
+ * middle of one: 0 when the frame in hand is whole, -1 with the reader's
+ * error when not.
  */
 static int frame_whole(struct frame_reader *fr, int fd)
 {
@@ -99,29 +138,31 @@ static int frame_whole(struct frame_reader *fr, int fd)
 }
 
 /*
- * The frames of one open input, until its end (1) or a stop request (0).
- * A spooled file is read to its end even then: it is the message in hand.
- * A framing error in one goes with the whole file to --invalid, or the
- * file is set aside; the spool goes on either way.
+ * The frames of one source, until its end (1) or a stop request (0).
+ * One that holds its message whole is read to its end even then: it is
+ * the message in hand. A framing error in one goes with the whole file
+ * to --invalid, or the file is set aside; the run goes on either way.
  */
-static int each_frame_of(struct input *in, int fd, const char *name,
-			 struct headers *h, int spooled)
+static int each_frame_of(struct input *in, const struct channel_source *src,
+			 struct headers *h)
 {
 	struct frame_reader fr;
 	int r = 0, stopped = 0;
 
-	frame_reader_init(&fr, fd, name);
-	while (!(stopped = io_stop_requested && !spooled) && !in->claimed_refused &&
-	       (r = frame_reader_next(&fr, h)) > 0) {
-		if (spooled && frame_whole(&fr, fd) < 0) {
+	frame_reader_init(&fr, src->fd, src->name);
+	frame_reader_before_wait(&fr, before_wait, in);
+	while (!(stopped = io_stop_requested && !src->whole) &&
+	       !in->current_refused && (r = frame_reader_next(&fr, h)) > 0) {
+		if (src->whole && frame_whole(&fr, src->fd) < 0) {
 			r = -1;
 			break;
 		}
 		if (in->ops->frame(in->ctx, &fr, h) < 0)
 			reader_failed(&fr);
 	}
-	if (r < 0 && spooled && frame_reader_exit_code(&fr) == EX_DATAERR) {
-		if (!in->ops->divert_file(in->ctx, fd, name, frame_reader_error(&fr)))
+	if (r < 0 && src->whole && frame_reader_exit_code(&fr) == EX_DATAERR) {
+		if (!in->ops->divert_file(in->ctx, src->fd, src->name,
+					  frame_reader_error(&fr)))
 			input_refuse(in, frame_reader_error(&fr));
 		r = 0;
 	}
@@ -132,134 +173,111 @@ static int each_frame_of(struct input *in, int fd, const char *name,
 }
 
 /*
- * What to do with one claimed spool file: 1 when it was read to its end,
- * 0 when a stop request came first.
- */
-typedef int (*claimed_fn)(struct input *in, int fd, const char *display,
-			  const char *file_name, void *arg);
-
-/* The claimed files are done once what the tool wrote for them is out of
- * its buffers (and, for dir: outputs, durable): then they are deleted. */
-static void finish_claimed(struct spool *sp, const char *addr)
-{
-	if (frame_writers_flush_all() < 0) {
-		struct frame_writer *fw = frame_writers_failed();
-		if (fw)
-			die(EX_IOERR, "cannot write '%s': %s", fw->name,
-			    strerror(fw->err));
-		die(EX_IOERR, "cannot write output: %s", strerror(errno));
-	}
-	if (spool_done(sp) < 0)
-		die_errno(EX_IOERR, "cannot remove a message of '%s'", addr);
-}
-
-/*
- * Say what the spool met that is not a message: an entry set aside (65
- * at the end) or left where it was (74 at the end). A spool on a
+ * Say what the channel met that is not a message: an entry set aside (65
+ * at the end) or left where it was (74 at the end). A channel on a
  * read-only file system can have nothing claimed: it ends the tool now.
  */
-static void report_entry(struct input *in, struct spool *sp, const char *addr,
-			 int found, struct spool_entry *e)
+static void report_entry(struct input *in, struct channel_in *ch,
+			 const char *addr, int found,
+			 const struct channel_source *src)
 {
-	struct buf at = BUF_INIT;
-
-	buf_addf(&at, "%s/%s/%s", addr, e->dir, e->name.ptr);
-	if (e->kind)
-		warnx_msg("'%s' is %s, not a regular file", at.ptr, e->kind);
-	if (found == SPOOL_SET_ASIDE) {
-		warnx_msg("'%s' set aside as '%s'", at.ptr, e->where.ptr);
+	if (src->kind)
+		warnx_msg("'%s' is %s, not a regular file", src->name, src->kind);
+	if (found == CHANNEL_SET_ASIDE) {
+		warnx_msg("'%s' set aside as '%s'", src->name, src->where);
 		in->set_aside++;
-	} else {
-		in->left_in_spool++;
-		errno = e->err;
-		if (e->err == EROFS) {
-			finish_claimed(sp, addr);
-			errno = e->err;
-			die_errno(EX_IOERR, "cannot %s '%s'", e->action, at.ptr);
-		}
-		if (!strcmp(e->action, "set aside"))
-			warn_errno("cannot set '%s' aside; it stays in the spool", at.ptr);
-		else
-			warn_errno("cannot %s '%s'", e->action, at.ptr);
+		return;
 	}
-	buf_release(&at);
+	in->left_in_spool++;
+	errno = src->err;
+	if (src->err == EROFS) {
+		end_batch(in, ch, addr);
+		errno = src->err;
+		die_errno(EX_IOERR, "cannot %s '%s'", src->action, src->name);
+	}
+	if (!strcmp(src->action, "set aside"))
+		warn_errno("cannot set '%s' aside; it stays in the spool", src->name);
+	else
+		warn_errno("cannot %s '%s'", src->action, src->name);
+}
+
+/* One source to its end (1), or until a stop request (0). */
+static int read_source(struct input *in, const struct channel_source *src,
+		       struct headers *h)
+{
+	if (!h) {
+		/* A raw source is read whole, stop request or not. */
+		in->ops->raw(in->ctx, src->fd, src->name, src->file_name);
+		return 1;
+	}
+	return each_frame_of(in, src, h);
 }
 
 /*
- * A dir: input: claim files oldest first, and delete them only once what
- * the tool wrote for them is out: a crash in between means they are read
- * again, never lost. Up to SPOOL_CLAIMS_MAX are processed before their
- * outputs are flushed together (one sync of a dir: output for them all),
- * and never while the tool waits for more. A file the tool cannot
- * process, and an entry that is not a regular file, is set aside and
- * the spool goes on. With --once, stop when the directory is empty.
+ * One operand: its sources in order, read as frames (h) or raw (h NULL).
+ * A source is done with only once what the tool wrote for it is out: a
+ * crash in between means it is read again, never lost. Up to
+ * SPOOL_CLAIMS_MAX are processed before their outputs are made durable
+ * together (one sync of a dir: output for them all), and never while the
+ * tool waits for more. A source the tool cannot process, and an entry
+ * that is not a message, is set aside where the kind can, and the run
+ * goes on. With --once, stop when there is nothing more to read.
  */
-static void each_claimed(struct input *in, const char *addr, claimed_fn fn,
-			 void *arg)
+static void each_source(struct input *in, const char *addr, struct headers *h)
 {
-	struct buf err = BUF_INIT, display = BUF_INIT;
-	struct spool_entry e = SPOOL_ENTRY_INIT;
-	struct spool *sp = spool_open(addr + 4, 0, &err);
+	struct buf err = BUF_INIT;
+	struct channel_source src;
+	struct channel_in *ch = channel_in_open(addr, !h, &err);
 	size_t held = 0;
 	int found;
 
-	if (!sp)
+	if (!ch)
 		die(EX_NOINPUT, "%s", err.ptr);
 	while (!io_stop_requested) {
-		/* What the held messages made goes out before any wait. */
-		found = spool_claim(sp, held ? 0 : !in->once, &e);
+		/* What the held sources made goes out before any wait. */
+		found = ch->ops->next(ch, held ? 0 : !in->once, &src);
 		if (found < 0) {
 			int saved = errno;
-			finish_claimed(sp, addr);
+			end_batch(in, ch, addr);
 			errno = saved;
 			die_errno(EX_IOERR, "cannot read '%s'", addr);
 		}
-		if (found == SPOOL_NONE) {
+		if (found == CHANNEL_NONE) {
 			if (!held)
 				break;
-			finish_claimed(sp, addr);
+			end_batch(in, ch, addr);
 			held = 0;
 			continue;
 		}
-		if (found != SPOOL_MESSAGE) {
-			report_entry(in, sp, addr, found, &e);
+		if (found != CHANNEL_MESSAGE) {
+			report_entry(in, ch, addr, found, &src);
 			continue;
 		}
 		held++;
-		buf_reset(&display);
-		buf_addf(&display, "%s/cur/%s", addr, e.name.ptr);
-		in->claimed = sp;
-		in->claimed_name = display.ptr;
-		in->claimed_refused = 0;
-		if (!fn(in, e.fd, display.ptr, e.name.ptr, arg)) {
+		in->current = ch;
+		in->current_name = src.name;
+		in->current_refused = 0;
+		if (!read_source(in, &src, h)) {
 			/* Stopped before its end: leave it for the next reader. */
-			in->claimed = NULL;
-			spool_release(sp);
+			in->current = NULL;
+			ch->ops->release(ch);
 			break;
 		}
-		if (in->claimed_refused) {
-			set_aside_claimed(in);
-			in->claimed_refused = 0;
+		if (in->current_refused) {
+			set_aside_current(in);
+			in->current_refused = 0;
 			held--;
 		}
-		in->claimed = NULL;
+		in->current = NULL;
 		if (held == SPOOL_CLAIMS_MAX) {
-			finish_claimed(sp, addr);
+			end_batch(in, ch, addr);
 			held = 0;
 		}
 	}
-	finish_claimed(sp, addr);
-	spool_close(sp);
-	spool_entry_release(&e);
+	if (held)
+		end_batch(in, ch, addr);
+	ch->ops->close(ch);
 	buf_release(&err);
-	buf_release(&display);
-}
-
-static int frames_of_claimed(struct input *in, int fd, const char *display,
-			     const char *file_name, void *arg)
-{
-	(void)file_name;
-	return each_frame_of(in, fd, display, arg, 1);
 }
 
 void input_each_frame(struct input *in, const struct input_ops *ops,
@@ -275,59 +293,22 @@ void input_each_frame(struct input *in, const struct input_ops *ops,
 	in->ops = ops;
 	in->ctx = ctx;
 	headers_init(&h);
-	for (int i = 0; i < nargs && !io_stop_requested; i++) {
-		int fd;
-
-		if (!strncmp(args[i], "dir:", 4)) {
-			each_claimed(in, args[i], frames_of_claimed, &h);
-			continue;
-		}
-		fd = input_open(args[i]);
-		each_frame_of(in, fd, channel_display(args[i], 0), &h, 0);
-		if (fd != STDIN_FILENO)
-			close(fd);
-	}
+	for (int i = 0; i < nargs && !io_stop_requested; i++)
+		each_source(in, args[i], &h);
 	headers_release(&h);
-}
-
-static int raw_of_claimed(struct input *in, int fd, const char *display,
-			  const char *file_name, void *arg)
-{
-	(void)arg;
-	in->ops->raw(in->ctx, fd, display, file_name);
-	return 1;	/* a raw file is read whole, stop request or not */
 }
 
 void input_each_raw(struct input *in, const struct input_ops *ops,
 		    void *ctx, int nargs, char **args)
 {
+	static char *stdin_only[] = { "-" };
+
+	if (nargs == 0) {
+		nargs = 1;
+		args = stdin_only;
+	}
 	in->ops = ops;
 	in->ctx = ctx;
-	if (nargs == 0)
-		ops->raw(ctx, STDIN_FILENO, "stdin", NULL);
-	for (int i = 0; i < nargs && !io_stop_requested; i++) {
-		const char *path = args[i];
-		struct stat st;
-		int fd;
-
-		if (!strcmp(path, "-")) {
-			ops->raw(ctx, STDIN_FILENO, "stdin", NULL);
-			continue;
-		}
-		if (!strncmp(path, "dir:", 4)) {
-			each_claimed(in, path, raw_of_claimed, NULL);
-			continue;
-		}
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			die_errno(EX_NOINPUT, "cannot open '%s'", path);
-		if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode))
-			die(EX_NOINPUT, "cannot open '%s': Is a directory", path);
-		{
-			char *copy = xstrdup(path);
-			ops->raw(ctx, fd, path, basename(copy));
-			free(copy);
-		}
-		close(fd);
-	}
+	for (int i = 0; i < nargs && !io_stop_requested; i++)
+		each_source(in, args[i], NULL);
 }

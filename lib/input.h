@@ -16,7 +16,7 @@
 #include "frame.h"
 #include "header.h"
 
-struct spool;
+struct channel_in;
 
 struct input_ops {
 	/* The frame in hand, its header block in h: 0, or -1 after a
@@ -36,18 +36,29 @@ struct input {
 	const struct input_ops *ops;
 	void *ctx;
 	int once;		/* stop when a spool is empty (--once) */
-	/* The dir: input message being read, and its name for diagnostics. */
-	struct spool *claimed;
-	const char *claimed_name;
+	/* The channel whose source is being read, and the source's name
+	 * for diagnostics. */
+	struct channel_in *current;
+	const char *current_name;
 	/* It cannot be processed: set it aside once the tool is done with it. */
-	int claimed_refused;
+	int current_refused;
 	/* For the exit status: files set aside, entries left where they were. */
 	unsigned long set_aside, left_in_spool;
 };
 
-/* Read every operand (default "-") as frames, or as raw inputs, in order,
+/*
+ * Read every operand (default "-") as frames, or as raw inputs, in order,
  * handing each to ops with ctx. A stop request ends the reading after the
- * message in hand. An operand that cannot be opened ends the tool (66). */
+ * message in hand. An operand that cannot be opened ends the tool (66).
+ *
+ * Messages are read in batches. A batch ends every SPOOL_CLAIMS_MAX
+ * sources claimed, before any wait for input (for a stream, before a
+ * read that may block) and at the end of each operand; then every
+ * output is made durable (frame_writers_flush_all), then the batch done
+ * (its channel's done: a spool deletes its claims). A failure ends the
+ * tool before the next step, so a batch is never done before its
+ * outputs are durable.
+ */
 void input_each_frame(struct input *in, const struct input_ops *ops,
 		      void *ctx, int nargs, char **args);
 void input_each_raw(struct input *in, const struct input_ops *ops,
@@ -58,9 +69,10 @@ void input_each_raw(struct input *in, const struct input_ops *ops,
 int input_open(const char *addr);
 
 /*
- * The message in hand cannot be processed (line names it): a spool file
- * is set aside once the tool is done with it, and the run goes on; from
- * any other input the tool exits 65 now.
+ * The message in hand cannot be processed (line names it): where its
+ * channel kind can set it aside (a spool file), that is done once the
+ * tool is done with it, and the run goes on; from any other input the
+ * tool exits 65 now.
  */
 void input_refuse(struct input *in, const char *line);
 /* The exit status the inputs call for at the end of a run that went on:
