@@ -1,12 +1,13 @@
 /*
  * input: the input side of every tool (input.h): operands in order, each
  * read through its channel kind (channel.h, struct channel_in), in
- * batches that end with durable outputs and the batch done; sources that
- * cannot be processed set aside.
+ * batches that end with the tool's batch_end, durable outputs and the
+ * batch done; sources that cannot be processed set aside.
  */
 #include "input.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -84,14 +85,32 @@ static _Noreturn void reader_failed(struct frame_reader *fr)
 	die(frame_reader_exit_code(fr), "%s", frame_reader_error(fr));
 }
 
+/* The tool's batch_end, when the batch holds a message: 0, or the tool
+ * ends now with the status it chose, nothing of the batch made durable
+ * or done (a crash there would leave the same). */
+static void tool_batch_end(struct input *in)
+{
+	int status;
+
+	if (!in->batch_messages || !in->ops->batch_end)
+		return;
+	in->batch_messages = 0;
+	status = in->ops->batch_end(in->ctx);
+	if (status) {
+		in->current = NULL;	/* nothing to set aside on the way out */
+		exit(status);
+	}
+}
+
 /*
- * The end of an input batch: every output made durable, then the batch
- * done (a spool deletes its claims), only after that succeeded: a crash
- * or failure in between means the batch is read again, never lost.
+ * The end of an input batch: the tool's batch_end, then every output
+ * made durable, then the batch done (a spool deletes its claims). Each
+ * step only after the one before succeeded: a crash or failure in
+ * between means the batch is read again, never lost.
  */
 static void end_batch(struct input *in, struct channel_in *ch, const char *addr)
 {
-	(void)in;
+	tool_batch_end(in);
 	if (frame_writers_flush_all() < 0) {
 		struct frame_writer *fw = frame_writers_failed();
 		if (fw)
@@ -112,6 +131,7 @@ static void before_wait(void *arg)
 {
 	struct input *in = arg;
 
+	tool_batch_end(in);
 	if (frame_writers_flush_all() == 0)
 		in->current->ops->done(in->current);
 }
@@ -157,6 +177,7 @@ static int each_frame_of(struct input *in, const struct channel_source *src,
 			r = -1;
 			break;
 		}
+		in->batch_messages++;
 		if (in->ops->frame(in->ctx, &fr, h) < 0)
 			reader_failed(&fr);
 	}
@@ -207,6 +228,7 @@ static int read_source(struct input *in, const struct channel_source *src,
 {
 	if (!h) {
 		/* A raw source is read whole, stop request or not. */
+		in->batch_messages++;
 		in->ops->raw(in->ctx, src->fd, src->name, src->file_name);
 		return 1;
 	}
@@ -233,6 +255,7 @@ static void each_source(struct input *in, const char *addr, struct headers *h)
 
 	if (!ch)
 		die(EX_NOINPUT, "%s", err.ptr);
+	in->batch_messages = 0;
 	while (!io_stop_requested) {
 		/* What the held sources made goes out before any wait. */
 		found = ch->ops->next(ch, held ? 0 : !in->once, &src);

@@ -30,6 +30,10 @@ struct input_ops {
 	 * nowhere to divert it, so that it is refused. */
 	int (*divert_file)(void *ctx, int fd, const char *name,
 			   const char *reason);
+	/* The end of an input batch (tool.h, batch_end), before the outputs
+	 * are made durable and the batch done: 0, or the exit status the
+	 * tool ends with, its diagnostic given. NULL: nothing to do. */
+	int (*batch_end)(void *ctx);
 };
 
 struct input {
@@ -42,6 +46,8 @@ struct input {
 	const char *current_name;
 	/* It cannot be processed: set it aside once the tool is done with it. */
 	int current_refused;
+	/* Messages read since the last batch ended. */
+	unsigned long batch_messages;
 	/* For the exit status: files set aside, entries left where they were. */
 	unsigned long set_aside, left_in_spool;
 };
@@ -53,11 +59,12 @@ struct input {
  *
  * Messages are read in batches. A batch ends every SPOOL_CLAIMS_MAX
  * sources claimed, before any wait for input (for a stream, before a
- * read that may block) and at the end of each operand; then every
- * output is made durable (frame_writers_flush_all), then the batch done
- * (its channel's done: a spool deletes its claims). A failure ends the
- * tool before the next step, so a batch is never done before its
- * outputs are durable.
+ * read that may block) and at the end of each operand; then, in this
+ * order, ops->batch_end if the batch holds a message, every output made
+ * durable (frame_writers_flush_all), and the batch done (its channel's
+ * done: a spool deletes its claims). A failure at any step ends the tool
+ * before the next, so a batch is never done before its outputs are
+ * durable.
  */
 void input_each_frame(struct input *in, const struct input_ops *ops,
 		      void *ctx, int nargs, char **args);

@@ -493,10 +493,18 @@ static int call_divert_file(void *ctx, int fd, const char *name,
 	return 1;
 }
 
+static int call_batch_end(void *ctx)
+{
+	struct tool_call *c = ctx;
+
+	return c->t->batch_end ? c->t->batch_end(c->t) : 0;
+}
+
 static const struct input_ops tool_input_ops = {
 	.frame = call_frame,
 	.raw = call_raw,
 	.divert_file = call_divert_file,
+	.batch_end = call_batch_end,
 };
 
 void tool_each_frame(struct tool *t, int nargs, char **args, tool_frame_fn fn)
