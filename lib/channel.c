@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -138,14 +139,53 @@ int channel_writer_open(const char *addr, struct frame_writer *fw, struct buf *e
 		struct spool *sp = spool_open(a.path, 1, err);
 		if (!sp)
 			return -1;
-		frame_writer_init_spool(fw, sp, addr);
+		frame_writer_init_sink(fw, channel_spool_sink(sp), -1, addr);
 		return 0;
 	}
 	fd = channel_open_write(addr, err);
 	if (fd < 0)
 		return -1;
-	frame_writer_init(fw, fd, channel_display(addr, 1));
 	/* stdin, stdout and fd:N belong to whoever started us. */
-	fw->owns_fd = a.kind == CHANNEL_PATH;
+	frame_writer_init_sink(fw, channel_stream_sink(fd, a.kind == CHANNEL_PATH),
+			       fd, channel_display(addr, 1));
 	return 0;
+}
+
+/* A file read whole: opened as it is, never a directory. */
+static struct channel_in *raw_file_in(const char *path, struct buf *err)
+{
+	struct channel_in *in;
+	struct stat st;
+	char *copy;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0) {
+		buf_addf(err, "cannot open '%s': %s", path, strerror(errno));
+		return NULL;
+	}
+	if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+		buf_addf(err, "cannot open '%s': Is a directory", path);
+		close(fd);
+		return NULL;
+	}
+	copy = xstrdup(path);
+	in = channel_stream_in(fd, path, basename(copy));
+	free(copy);
+	return in;
+}
+
+struct channel_in *channel_in_open(const char *addr, int raw, struct buf *err)
+{
+	int fd;
+
+	if (!strncmp(addr, "dir:", 4))
+		return channel_spool_in(addr, err);
+	if (!strcmp(addr, "-") && raw)
+		return channel_stream_in(STDIN_FILENO, "stdin", NULL);
+	if (raw)
+		return raw_file_in(addr, err);
+	fd = channel_open_read(addr, err);
+	if (fd < 0)
+		return NULL;
+	return channel_stream_in(fd, channel_display(addr, 0), NULL);
 }

@@ -2,7 +2,10 @@
  * channel: the addresses of msg-tools(7) where messages are read and
  * written: "-" (stdin or stdout), "fd:N" (an inherited descriptor),
  * "dir:PATH" (a spool directory) and any other string, a PATH (a FIFO,
- * opened as one, or a regular file, created if missing and appended to).
+ * opened as one, or a regular file, created if missing and appended to);
+ * and delivery to each kind, behind one interface a frame writer writes
+ * to (struct channel_sink), so that a new kind changes neither the
+ * writer nor the tools.
  */
 #ifndef MSG_CHANNEL_H
 #define MSG_CHANNEL_H
@@ -34,9 +37,119 @@ int channel_open_read(const char *addr, struct buf *err);
  * open blocks until its reader opens it. */
 int channel_open_write(const char *addr, struct buf *err);
 
+/*
+ * The output side of a channel kind. A frame writer buffers, locks and
+ * keeps its errors; it writes each frame's bytes to the descriptor the
+ * sink gives it, and the sink delivers them as its kind does:
+ *
+ *   begin_frame   a frame starts: the descriptor for its bytes (a
+ *                 stream's one descriptor, a spool's new file), or -1
+ *   end_frame     all its bytes are written: deliver it (a spool commits
+ *                 the file), 0 or -1
+ *   abort_frame   give the open frame up: none of it is delivered
+ *   make_durable  every frame ended so far is as durable as the kind
+ *                 makes it (a spool publishes into new/ and syncs it; a
+ *                 stream has nothing beyond what write(2) did), 0 or -1
+ *   close         no more frames: 0, or -1 when closing lost data
+ *   free          the sink's memory, and whatever it still holds (a
+ *                 spool removes what it never published)
+ *
+ * All set errno on failure. A kind whose frames each go alone (a file,
+ * a broker message) sets separate_frames: the writer writes each frame
+ * out whole before end_frame and refuses bytes outside frames.
+ */
+struct channel_sink;
+struct channel_out_ops {
+	int separate_frames;
+	int (*begin_frame)(struct channel_sink *s);
+	int (*end_frame)(struct channel_sink *s);
+	void (*abort_frame)(struct channel_sink *s);
+	int (*make_durable)(struct channel_sink *s);
+	int (*close)(struct channel_sink *s);
+	void (*free)(struct channel_sink *s);
+};
+/* What every kind's sink starts with. */
+struct channel_sink {
+	const struct channel_out_ops *ops;
+};
+
+/* A stream: frames written to fd, one after another; owns_fd: the sink
+ * closes it (not inherited ones). */
+struct channel_sink *channel_stream_sink(int fd, int owns_fd);
+struct spool;
+/* A dir: spool: each frame one file (spool.h); the sink owns the spool. */
+struct channel_sink *channel_spool_sink(struct spool *sp);
+
 /* Open addr as a frame writer, any kind including dir: (0, or -1 with the
  * reason in err). Used by every tool's outputs. */
 int channel_writer_open(const char *addr, struct frame_writer *fw,
 			struct buf *err);
+
+/*
+ * The input side of a channel kind: the sources of messages one operand
+ * holds, handed out one at a time, and what becomes of them.
+ *
+ *   next       the next source: a stream hands out its one descriptor
+ *              once; a spool claims its oldest file, waiting for one if
+ *              wait is set. Says what it found (below), -1 with errno
+ *              when the channel itself cannot be read
+ *   done       the sources handed out so far are finished with, their
+ *              outputs durable: a spool deletes its claims; a stream has
+ *              nothing to do (its bytes were consumed by reading)
+ *   set_aside  the source in hand cannot be processed: a spool moves it
+ *              to bad/ (where says as what), 0 or -1; NULL for a kind
+ *              that cannot, whose tool exits 65 instead
+ *   release    give the source in hand back unread, for the next reader
+ *   close      done with the channel, and its memory
+ *
+ * A new kind (an inbox directory, a broker queue) implements these and
+ * nothing that reads through them changes.
+ */
+enum channel_found {
+	CHANNEL_NONE,		/* nothing (more): the end, or asked to stop */
+	CHANNEL_MESSAGE,	/* a source, open for reading */
+	CHANNEL_SET_ASIDE,	/* not a message: moved away unopened */
+	CHANNEL_SKIPPED,	/* not readable: left where it is */
+};
+
+struct channel_source {
+	int fd;
+	const char *name;	/* for diagnostics: "stdin", "dir:D/cur/N" */
+	const char *file_name;	/* for a File-Name header, or NULL */
+	/* It holds all of its message (a spool file): it is read to its end
+	 * even when the tool is asked to stop, and a framing fault is the
+	 * fault of this one message. */
+	int whole;
+	/* CHANNEL_SET_ASIDE and CHANNEL_SKIPPED, about the entry in name */
+	const char *kind;	/* what it is, "a directory", or NULL */
+	const char *where;	/* SET_ASIDE: where it went */
+	const char *action;	/* SKIPPED: what failed: "read", "claim"... */
+	int err;		/* SKIPPED: errno */
+};
+
+struct channel_in;
+struct channel_in_ops {
+	int (*next)(struct channel_in *in, int wait, struct channel_source *src);
+	int (*done)(struct channel_in *in);
+	int (*set_aside)(struct channel_in *in, struct buf *where);
+	void (*release)(struct channel_in *in);
+	void (*close)(struct channel_in *in);
+};
+/* What every kind's input starts with. */
+struct channel_in {
+	const struct channel_in_ops *ops;
+};
+
+/*
+ * Open addr for reading, its kind chosen here once: NULL with the reason
+ * in err. With raw set, a PATH is a file read whole as one message (a
+ * directory refused) rather than a stream of frames.
+ */
+struct channel_in *channel_in_open(const char *addr, int raw, struct buf *err);
+/* The kinds: a stream over fd, named name (file_name for raw files);
+ * a dir: spool at addr. */
+struct channel_in *channel_stream_in(int fd, const char *name,
+				     const char *file_name);
+struct channel_in *channel_spool_in(const char *addr, struct buf *err);
 
 #endif

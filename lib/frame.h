@@ -40,6 +40,8 @@ struct frame_reader {
 	uint64_t base;		/* stream offset of buf[0] */
 	int eof;
 	int may_wait;		/* reads can block: flush outputs before */
+	void (*before_wait)(void *arg);	/* instead of flushing them */
+	void *before_wait_arg;
 	int in_body;		/* body (or its final LF) not yet consumed */
 	uint64_t body_len, body_left;
 	uint64_t frame_offset;
@@ -52,6 +54,14 @@ struct frame_reader {
 
 /* name is copied; fd is not closed by release. */
 void frame_reader_init(struct frame_reader *fr, int fd, const char *name);
+/* Before a read(2) that may block, call fn(arg) instead of
+ * frame_writers_flush_all() (the input loop ends its batch there). */
+static inline void frame_reader_before_wait(struct frame_reader *fr,
+					    void (*fn)(void *arg), void *arg)
+{
+	fr->before_wait = fn;
+	fr->before_wait_arg = arg;
+}
 void frame_reader_release(struct frame_reader *fr);
 
 /*
@@ -86,12 +96,12 @@ int frame_reader_exit_code(const struct frame_reader *fr);
 /* Does this look like raw data rather than a message stream? (For hints.) */
 int frame_looks_raw(const char *p, size_t n);
 
-struct spool;
+struct channel_sink;
 
 struct frame_writer {
-	int fd;
-	struct spool *spool;	/* a dir: channel: one file per frame */
-	int owns_fd;		/* opened by us: close it (not inherited ones) */
+	int fd;			/* where the bytes of the open frame go */
+	struct channel_sink *sink;	/* delivers them (channel.h) */
+	int separate_frames;	/* the sink's: each frame goes alone */
 	int tolerated;		/* its failure is the tool's to handle */
 	char *name;
 	struct buf out;
@@ -105,12 +115,13 @@ struct frame_writer {
 	struct frame_writer *next_registered;
 };
 
-/* name is copied; fd is not closed by release (see frame_writer_close). */
+/* A writer to the descriptor fd, which it does not close; name is copied. */
 void frame_writer_init(struct frame_writer *fw, int fd, const char *name);
-/* A writer to a spool directory: each frame becomes one durable file
- * (see spool.h); the writer owns the spool and closes it. */
-void frame_writer_init_spool(struct frame_writer *fw, struct spool *sp,
-			     const char *name);
+/* A writer to a sink of any channel kind (channel.h), which it owns; fd
+ * is the sink's descriptor between frames, or -1 when it has none. */
+void frame_writer_init_sink(struct frame_writer *fw, struct channel_sink *sink,
+			    int fd, const char *name);
+/* Frees the sink (see frame_writer_close). */
 void frame_writer_release(struct frame_writer *fw);
 
 /*
@@ -137,7 +148,7 @@ int frame_writer_raw(struct frame_writer *fw, const void *p, size_t n);
 /* Write one complete frame given as bytes (a copy of one read). */
 int frame_writer_whole(struct frame_writer *fw, const char *frame, size_t n);
 int frame_writer_flush(struct frame_writer *fw);
-/* Flush, then close the descriptor: 0 or -1 (errno). */
+/* Flush, make what was written durable, close the sink: 0 or -1 (errno). */
 int frame_writer_close(struct frame_writer *fw);
 
 /* The header block of (h, body_len) as frame_writer_begin writes it. */
@@ -160,9 +171,12 @@ void frame_set_error(struct headers *h, uint64_t body_len, const char *text);
 int frame_history_on(void);
 
 /*
- * Flush every writer that exists. Readers call this before a read(2) that
- * may block, so a message never waits in an output buffer while the tool
- * waits for input. Returns -1 if any writer has failed.
+ * The output batch is durable: every writer that exists writes out its
+ * buffered whole frames and has its sink make them durable (channel.h,
+ * make_durable). Readers call this before a read(2) that may block, so a
+ * message never waits in an output buffer while the tool waits for
+ * input; the inputs before they delete a dir: batch. Returns -1 if any
+ * writer has failed.
  */
 int frame_writers_flush_all(void);
 /* The first writer that has failed, or NULL; tolerated ones aside. */

@@ -1,19 +1,12 @@
 /*
- * input: the input side of every tool. Operands are read one after
- * another: frames from "-", PATH and fd:N, raw data for msg-wrap and
- * msg-split -r, and dir: spools, whose messages are claimed in groups and
- * deleted only once what the tool made of them is out (durably, for a
- * dir: output). Expired messages are kept from the tool, and a spool file
- * that cannot be processed is diverted or set aside, so that it does not
- * stop every reader after it.
+ * input: the input side of every tool (input.h): operands in order, each
+ * read through its channel kind (channel.h, struct channel_in), in
+ * batches that end with the tool's batch_end, durable outputs and the
+ * batch done; sources that cannot be processed set aside.
  */
-#include "tool.h"
+#include "input.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <libgen.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -22,172 +15,133 @@
 #include "channel.h"
 #include "diag.h"
 #include "io.h"
-#include "message.h"
 #include "spool.h"
-
-/* The dir: input message being read, and its name for diagnostics. */
-static struct spool *claimed;
-static const char *claimed_name;
-/* It cannot be processed: set it aside once the tool is done with it. */
-static int claimed_refused;
-/* For the exit status: files set aside, entries left where they were. */
-static unsigned long set_aside, left_in_spool;
 
 /*
  * A tool stopping at a message it cannot process (exit 65) would stop at
- * it again on every run if it stayed in the spool: it is set aside in
- * DIR/bad/, where it waits for whoever mends the flow.
+ * it again on every run if it stayed where it was read: a kind that can
+ * sets it aside (a spool, in DIR/bad/), where it waits for whoever mends
+ * the flow.
  */
-static void set_aside_claimed(void)
+static void set_aside_current(struct input *in)
 {
 	struct buf where = BUF_INIT;
 
-	if (spool_set_aside(claimed, &where) == 0) {
-		warnx_msg("'%s' set aside as '%s'", claimed_name, where.ptr);
-		set_aside++;
+	if (in->current->ops->set_aside(in->current, &where) == 0) {
+		warnx_msg("'%s' set aside as '%s'", in->current_name, where.ptr);
+		in->set_aside++;
 	} else {
-		warn_errno("cannot set '%s' aside; it stays in the spool", claimed_name);
-		left_in_spool++;
+		warn_errno("cannot set '%s' aside; it stays in the spool",
+			   in->current_name);
+		in->left_in_spool++;
 	}
 	buf_release(&where);
 }
 
-void tool_inputs_before_exit(int code)
+/* Can the source in hand be set aside, so that the run goes on? */
+static int can_set_aside(const struct input *in)
 {
-	if (claimed && code == EX_DATAERR) {
-		set_aside_claimed();
+	return in->current && in->current->ops->set_aside;
+}
+
+void input_before_exit(struct input *in, int code)
+{
+	if (can_set_aside(in) && code == EX_DATAERR) {
+		set_aside_current(in);
 		/* The messages read before it are done: their outputs are out. */
 		if (frame_writers_flush_all() == 0)
-			spool_done(claimed);
+			in->current->ops->done(in->current);
 	}
 }
 
-void tool_refuse(const char *fmt, ...)
+void input_refuse(struct input *in, const char *line)
 {
-	va_list ap;
-	char line[4096];
-
-	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
-	va_end(ap);
-	if (!claimed)
+	if (!can_set_aside(in))
 		die(EX_DATAERR, "%s", line);
 	warnx_msg("%s", line);
-	claimed_refused = 1;
+	in->current_refused = 1;
 }
 
-int tool_inputs_status(void)
+int input_status(const struct input *in)
 {
-	if (left_in_spool)
+	if (in->left_in_spool)
 		return EX_IOERR;
-	return set_aside ? EX_DATAERR : 0;
+	return in->set_aside ? EX_DATAERR : 0;
 }
 
-void tool_count(struct tool *t, const char *name)
+int input_open(const char *addr)
 {
-	if (t->counters)
-		for (struct tool_counter *c = t->counters; c->name; c++)
-			if (!strcmp(c->name, name))
-				c->n++;
-}
-
-/* The body of the frame in hand, streamed to fw after h. */
-static int copy_frame(struct frame_reader *fr, const struct headers *h,
-		      struct frame_writer *fw)
-{
-	const char *p;
-	size_t n;
-	int r;
-
-	if (frame_writer_begin(fw, h, frame_reader_body_length(fr)) < 0)
-		tool_writer_failed(fw);
-	while ((r = frame_reader_chunk(fr, &p, &n)) > 0)
-		if (frame_writer_body(fw, p, n) < 0)
-			tool_writer_failed(fw);
-	if (r == 0 && frame_writer_end(fw) < 0)
-		tool_writer_failed(fw);
-	return r;
-}
-
-/*
- * An expired message is never processed (msg-format(5), Expires): 1 when
- * the message in hand was one and has been dealt with here, 0 when the
- * tool is to process it, -1 on a reader fault.
- */
-static int divert_expired(struct tool *t, struct frame_reader *fr, struct headers *h)
-{
-	int expired = message_expired(h);
-	struct buf why = BUF_INIT;
-
-	if (expired == 0)
-		return 0;
-	tool_count(t, "in");
-	if (expired < 0) {
-		struct buf body = BUF_INIT;
-		int r = frame_reader_body(fr, &body);
-		if (r == 0)
-			tool_invalid(t, h, body.ptr, body.len, "invalid Expires '%s'",
-				     headers_get(h, "Expires"));
-		buf_release(&body);
-		return r < 0 ? -1 : 1;
-	}
-	tool_count(t, "expired");
-	if (!t->dead_letter) {
-		const char *id = headers_get(h, "Message-Id");
-		warnx_msg("message expired; message %s dropped", id ? id : "(without Message-Id)");
-		return frame_reader_skip(fr) < 0 ? -1 : 1;
-	}
-	buf_addf(&why, "%s: message expired", progname);
-	frame_set_error(h, frame_reader_body_length(fr), why.ptr);
-	buf_release(&why);
-	return copy_frame(fr, h, t->dead_letter) < 0 ? -1 : 1;
-}
-
-/*
- * A spool file that is not well framed goes to --invalid whole, as the
- * body of a message of its own: its bytes cannot be told apart into
- * headers and body, but they are one message, and nothing of it is lost.
- */
-static void divert_file(struct tool *t, int fd, const char *reason)
-{
-	struct headers h;
 	struct buf err = BUF_INIT;
-	struct stat st;
-	char chunk[1 << 16];
-	off_t at = 0;
+	int fd = channel_open_read(addr, &err);
 
-	if (fstat(fd, &st) < 0)
-		die_errno(EX_IOERR, "cannot read '%s'", claimed_name);
-	headers_init(&h);
-	message_stamp(&h);
-	headers_set(&h, "Content-Type", "application/octet-stream");
-	buf_addf(&err, "%s: %s", progname, reason);
-	headers_set(&h, "Error", err.ptr);
-	tool_warn_diverted(t, &h, reason);
-	if (frame_writer_begin(t->invalid, &h, (uint64_t)st.st_size) < 0)
-		tool_writer_failed(t->invalid);
-	while (at < st.st_size) {
-		ssize_t n = pread(fd, chunk, sizeof(chunk), at);
-		if (n <= 0)
-			die_errno(EX_IOERR, "cannot read '%s'", claimed_name);
-		if (n > st.st_size - at)	/* grown meanwhile: not ours */
-			n = st.st_size - at;
-		if (frame_writer_body(t->invalid, chunk, (size_t)n) < 0)
-			tool_writer_failed(t->invalid);
-		at += n;
-	}
-	if (frame_writer_end(t->invalid) < 0)
-		tool_writer_failed(t->invalid);
-	tool_count(t, "invalid");
-	headers_release(&h);
+	if (fd < 0)
+		die(EX_NOINPUT, "%s", err.ptr);
 	buf_release(&err);
+	return fd;
+}
+
+static _Noreturn void reader_failed(struct frame_reader *fr)
+{
+	die(frame_reader_exit_code(fr), "%s", frame_reader_error(fr));
+}
+
+/* The tool's batch_end, when the batch holds a message: 0, or the tool
+ * ends now with the status it chose, nothing of the batch made durable
+ * or done (a crash there would leave the same). */
+static void tool_batch_end(struct input *in)
+{
+	int status;
+
+	if (!in->batch_messages || !in->ops->batch_end)
+		return;
+	in->batch_messages = 0;
+	status = in->ops->batch_end(in->ctx);
+	if (status) {
+		in->current = NULL;	/* nothing to set aside on the way out */
+		exit(status);
+	}
 }
 
 /*
- * A spool file holds all there is of its frames, so one cut short or
- * with a Content-Length that does not match is known before its body is
- * handed to the tool, which then never fails in the middle of one: 0
- * when the frame in hand is whole, -1 with the reader's error when not.
+ * The end of an input batch: the tool's batch_end, then every output
+ * made durable, then the batch done (a spool deletes its claims). Each
+ * step only after the one before succeeded: a crash or failure in
+ * between means the batch is read again, never lost.
+ */
+static void end_batch(struct input *in, struct channel_in *ch, const char *addr)
+{
+	tool_batch_end(in);
+	if (frame_writers_flush_all() < 0) {
+		struct frame_writer *fw = frame_writers_failed();
+		if (fw)
+			die(EX_IOERR, "cannot write '%s': %s", fw->name,
+			    strerror(fw->err));
+		die(EX_IOERR, "cannot write output: %s", strerror(errno));
+	}
+	if (ch->ops->done(ch) < 0)
+		die_errno(EX_IOERR, "cannot remove a message of '%s'", addr);
+}
+
+/*
+ * The reader is about to wait for input (a pipe, a FIFO): the batch ends
+ * there, so that no message waits in an output buffer while the tool
+ * does. A writer that failed is found when the tool next writes to it.
+ */
+static void before_wait(void *arg)
+{
+	struct input *in = arg;
+
+	tool_batch_end(in);
+	if (frame_writers_flush_all() == 0)
+		in->current->ops->done(in->current);
+}
+
+/*
+ * A source holding all of its message holds all there is of its frames,
+ * so one cut short or with a Content-Length that does not match is known
+ * before its body is handed to the tool, which then never fails in the
+ * middle of one: 0 when the frame in hand is whole, -1 with the reader's
+ * error when not.
  */
 static int frame_whole(struct frame_reader *fr, int fd)
 {
@@ -204,250 +158,180 @@ static int frame_whole(struct frame_reader *fr, int fd)
 }
 
 /*
- * The frames of one open input, until its end (1) or a stop request (0).
- * A spooled file is read to its end even then: it is the message in hand.
- * A framing error in one goes with the whole file to --invalid, or the
- * file is set aside; the spool goes on either way.
+ * The frames of one source, until its end (1) or a stop request (0).
+ * One that holds its message whole is read to its end even then: it is
+ * the message in hand. A framing error in one goes with the whole file
+ * to --invalid, or the file is set aside; the run goes on either way.
  */
-static int each_frame_of(struct tool *t, int fd, const char *name,
-			 struct headers *h, tool_frame_fn fn, int spooled)
+static int each_frame_of(struct input *in, const struct channel_source *src,
+			 struct headers *h)
 {
 	struct frame_reader fr;
 	int r = 0, stopped = 0;
 
-	frame_reader_init(&fr, fd, name);
-	t->current = &fr;
-	while (!(stopped = io_stop_requested && !spooled) && !claimed_refused &&
-	       (r = frame_reader_next(&fr, h)) > 0) {
-		int done;
-
-		if (spooled && frame_whole(&fr, fd) < 0) {
+	frame_reader_init(&fr, src->fd, src->name);
+	frame_reader_before_wait(&fr, before_wait, in);
+	while (!(stopped = io_stop_requested && !src->whole) &&
+	       !in->current_refused && (r = frame_reader_next(&fr, h)) > 0) {
+		if (src->whole && frame_whole(&fr, src->fd) < 0) {
 			r = -1;
 			break;
 		}
-		done = (t->common & TOOL_EXPIRES) ? divert_expired(t, &fr, h) : 0;
-		if (done < 0 || (!done && fn(t, &fr, h) < 0))
-			tool_reader_failed(&fr);
+		in->batch_messages++;
+		if (in->ops->frame(in->ctx, &fr, h) < 0)
+			reader_failed(&fr);
 	}
-	if (r < 0 && spooled && frame_reader_exit_code(&fr) == EX_DATAERR) {
-		if (t->invalid)
-			divert_file(t, fd, frame_reader_error(&fr));
-		else
-			tool_refuse("%s", frame_reader_error(&fr));
+	if (r < 0 && src->whole && frame_reader_exit_code(&fr) == EX_DATAERR) {
+		if (!in->ops->divert_file(in->ctx, src->fd, src->name,
+					  frame_reader_error(&fr)))
+			input_refuse(in, frame_reader_error(&fr));
 		r = 0;
 	}
 	if (r < 0)
-		tool_reader_failed(&fr);
-	t->current = NULL;
+		reader_failed(&fr);
 	frame_reader_release(&fr);
 	return !stopped;	/* at its end, or refused: done with */
 }
 
 /*
- * What to do with one claimed spool file: 1 when it was read to its end,
- * 0 when a stop request came first.
- */
-typedef int (*claimed_fn)(struct tool *t, int fd, const char *display,
-			  const char *file_name, void *arg);
-
-/* The claimed files are done once what the tool wrote for them is out of
- * its buffers (and, for dir: outputs, durable): then they are deleted. */
-static void finish_claimed(struct spool *sp, const char *addr)
-{
-	if (frame_writers_flush_all() < 0) {
-		struct frame_writer *fw = frame_writers_failed();
-		if (fw)
-			tool_writer_failed(fw);
-		die(EX_IOERR, "cannot write output: %s", strerror(errno));
-	}
-	if (spool_done(sp) < 0)
-		die_errno(EX_IOERR, "cannot remove a message of '%s'", addr);
-}
-
-/*
- * Say what the spool met that is not a message: an entry set aside (65
- * at the end) or left where it was (74 at the end). A spool on a
+ * Say what the channel met that is not a message: an entry set aside (65
+ * at the end) or left where it was (74 at the end). A channel on a
  * read-only file system can have nothing claimed: it ends the tool now.
  */
-static void report_entry(struct spool *sp, const char *addr, int found,
-			 struct spool_entry *e)
+static void report_entry(struct input *in, struct channel_in *ch,
+			 const char *addr, int found,
+			 const struct channel_source *src)
 {
-	struct buf at = BUF_INIT;
-
-	buf_addf(&at, "%s/%s/%s", addr, e->dir, e->name.ptr);
-	if (e->kind)
-		warnx_msg("'%s' is %s, not a regular file", at.ptr, e->kind);
-	if (found == SPOOL_SET_ASIDE) {
-		warnx_msg("'%s' set aside as '%s'", at.ptr, e->where.ptr);
-		set_aside++;
-	} else {
-		left_in_spool++;
-		errno = e->err;
-		if (e->err == EROFS) {
-			finish_claimed(sp, addr);
-			errno = e->err;
-			die_errno(EX_IOERR, "cannot %s '%s'", e->action, at.ptr);
-		}
-		if (!strcmp(e->action, "set aside"))
-			warn_errno("cannot set '%s' aside; it stays in the spool", at.ptr);
-		else
-			warn_errno("cannot %s '%s'", e->action, at.ptr);
+	if (src->kind)
+		warnx_msg("'%s' is %s, not a regular file", src->name, src->kind);
+	if (found == CHANNEL_SET_ASIDE) {
+		warnx_msg("'%s' set aside as '%s'", src->name, src->where);
+		in->set_aside++;
+		return;
 	}
-	buf_release(&at);
+	in->left_in_spool++;
+	errno = src->err;
+	if (src->err == EROFS) {
+		end_batch(in, ch, addr);
+		errno = src->err;
+		die_errno(EX_IOERR, "cannot %s '%s'", src->action, src->name);
+	}
+	if (!strcmp(src->action, "set aside"))
+		warn_errno("cannot set '%s' aside; it stays in the spool", src->name);
+	else
+		warn_errno("cannot %s '%s'", src->action, src->name);
+}
+
+/* One source to its end (1), or until a stop request (0). */
+static int read_source(struct input *in, const struct channel_source *src,
+		       struct headers *h)
+{
+	if (!h) {
+		/* A raw source is read whole, stop request or not. */
+		in->batch_messages++;
+		in->ops->raw(in->ctx, src->fd, src->name, src->file_name);
+		return 1;
+	}
+	return each_frame_of(in, src, h);
 }
 
 /*
- * A dir: input: claim files oldest first, and delete them only once what
- * the tool wrote for them is out: a crash in between means they are read
- * again, never lost. Up to SPOOL_CLAIMS_MAX are processed before their
- * outputs are flushed together (one sync of a dir: output for them all),
- * and never while the tool waits for more. A file the tool cannot
- * process, and an entry that is not a regular file, is set aside and
- * the spool goes on. With --once, stop when the directory is empty.
+ * One operand: its sources in order, read as frames (h) or raw (h NULL).
+ * A source is done with only once what the tool wrote for it is out: a
+ * crash in between means it is read again, never lost. Up to
+ * SPOOL_CLAIMS_MAX are processed before their outputs are made durable
+ * together (one sync of a dir: output for them all), and never while the
+ * tool waits for more. A source the tool cannot process, and an entry
+ * that is not a message, is set aside where the kind can, and the run
+ * goes on. With --once, stop when there is nothing more to read.
  */
-static void each_claimed(struct tool *t, const char *addr, claimed_fn fn, void *arg)
+static void each_source(struct input *in, const char *addr, struct headers *h)
 {
-	struct buf err = BUF_INIT, display = BUF_INIT;
-	struct spool_entry e = SPOOL_ENTRY_INIT;
-	struct spool *sp = spool_open(addr + 4, 0, &err);
+	struct buf err = BUF_INIT;
+	struct channel_source src;
+	struct channel_in *ch = channel_in_open(addr, !h, &err);
 	size_t held = 0;
 	int found;
 
-	if (!sp)
+	if (!ch)
 		die(EX_NOINPUT, "%s", err.ptr);
+	in->batch_messages = 0;
 	while (!io_stop_requested) {
-		/* What the held messages made goes out before any wait. */
-		found = spool_claim(sp, held ? 0 : !t->once, &e);
+		/* What the held sources made goes out before any wait. */
+		found = ch->ops->next(ch, held ? 0 : !in->once, &src);
 		if (found < 0) {
 			int saved = errno;
-			finish_claimed(sp, addr);
+			end_batch(in, ch, addr);
 			errno = saved;
 			die_errno(EX_IOERR, "cannot read '%s'", addr);
 		}
-		if (found == SPOOL_NONE) {
+		if (found == CHANNEL_NONE) {
 			if (!held)
 				break;
-			finish_claimed(sp, addr);
+			end_batch(in, ch, addr);
 			held = 0;
 			continue;
 		}
-		if (found != SPOOL_MESSAGE) {
-			report_entry(sp, addr, found, &e);
+		if (found != CHANNEL_MESSAGE) {
+			report_entry(in, ch, addr, found, &src);
 			continue;
 		}
 		held++;
-		buf_reset(&display);
-		buf_addf(&display, "%s/cur/%s", addr, e.name.ptr);
-		claimed = sp;
-		claimed_name = display.ptr;
-		claimed_refused = 0;
-		if (!fn(t, e.fd, display.ptr, e.name.ptr, arg)) {
+		in->current = ch;
+		in->current_name = src.name;
+		in->current_refused = 0;
+		if (!read_source(in, &src, h)) {
 			/* Stopped before its end: leave it for the next reader. */
-			claimed = NULL;
-			spool_release(sp);
+			in->current = NULL;
+			ch->ops->release(ch);
 			break;
 		}
-		if (claimed_refused) {
-			set_aside_claimed();
-			claimed_refused = 0;
+		if (in->current_refused) {
+			set_aside_current(in);
+			in->current_refused = 0;
 			held--;
 		}
-		claimed = NULL;
+		in->current = NULL;
 		if (held == SPOOL_CLAIMS_MAX) {
-			finish_claimed(sp, addr);
+			end_batch(in, ch, addr);
 			held = 0;
 		}
 	}
-	finish_claimed(sp, addr);
-	spool_close(sp);
-	spool_entry_release(&e);
+	if (held)
+		end_batch(in, ch, addr);
+	ch->ops->close(ch);
 	buf_release(&err);
-	buf_release(&display);
 }
 
-struct frames_of {
-	struct headers *h;
-	tool_frame_fn fn;
-};
-
-static int frames_of_claimed(struct tool *t, int fd, const char *display,
-			     const char *file_name, void *arg)
-{
-	struct frames_of *f = arg;
-
-	(void)file_name;
-	return each_frame_of(t, fd, display, f->h, f->fn, 1);
-}
-
-void tool_each_frame(struct tool *t, int nargs, char **args, tool_frame_fn fn)
+void input_each_frame(struct input *in, const struct input_ops *ops,
+		      void *ctx, int nargs, char **args)
 {
 	static char *stdin_only[] = { "-" };
 	struct headers h;
-	struct frames_of f = { &h, fn };
 
 	if (nargs == 0) {
 		nargs = 1;
 		args = stdin_only;
 	}
+	in->ops = ops;
+	in->ctx = ctx;
 	headers_init(&h);
-	for (int i = 0; i < nargs && !io_stop_requested; i++) {
-		int fd;
-
-		if (!strncmp(args[i], "dir:", 4)) {
-			each_claimed(t, args[i], frames_of_claimed, &f);
-			continue;
-		}
-		fd = tool_open_input(args[i]);
-		each_frame_of(t, fd, channel_display(args[i], 0), &h, fn, 0);
-		if (fd != STDIN_FILENO)
-			close(fd);
-	}
+	for (int i = 0; i < nargs && !io_stop_requested; i++)
+		each_source(in, args[i], &h);
 	headers_release(&h);
 }
 
-struct raw_of {
-	tool_raw_fn fn;
-};
-
-static int raw_of_claimed(struct tool *t, int fd, const char *display,
-			  const char *file_name, void *arg)
+void input_each_raw(struct input *in, const struct input_ops *ops,
+		    void *ctx, int nargs, char **args)
 {
-	struct raw_of *r = arg;
+	static char *stdin_only[] = { "-" };
 
-	r->fn(t, fd, display, file_name);
-	return 1;	/* a raw file is read whole, stop request or not */
-}
-
-void tool_each_raw(struct tool *t, int nargs, char **args, tool_raw_fn fn)
-{
-	struct raw_of r = { fn };
-
-	if (nargs == 0)
-		fn(t, STDIN_FILENO, "stdin", NULL);
-	for (int i = 0; i < nargs && !io_stop_requested; i++) {
-		const char *path = args[i];
-		struct stat st;
-		int fd;
-
-		if (!strcmp(path, "-")) {
-			fn(t, STDIN_FILENO, "stdin", NULL);
-			continue;
-		}
-		if (!strncmp(path, "dir:", 4)) {
-			each_claimed(t, path, raw_of_claimed, &r);
-			continue;
-		}
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			die_errno(EX_NOINPUT, "cannot open '%s'", path);
-		if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode))
-			die(EX_NOINPUT, "cannot open '%s': Is a directory", path);
-		{
-			char *copy = xstrdup(path);
-			fn(t, fd, path, basename(copy));
-			free(copy);
-		}
-		close(fd);
+	if (nargs == 0) {
+		nargs = 1;
+		args = stdin_only;
 	}
+	in->ops = ops;
+	in->ctx = ctx;
+	for (int i = 0; i < nargs && !io_stop_requested; i++)
+		each_source(in, args[i], NULL);
 }
-

@@ -1,5 +1,5 @@
-/* tool: shared options, outputs, invalid messages, counters and exit;
- * the inputs are in input.c. */
+/* tool: shared options, outputs, invalid and expired messages, counters
+ * and exit; reading the inputs is input.c's, which this drives. */
 #include "tool.h"
 
 #include <errno.h>
@@ -7,10 +7,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "channel.h"
 #include "diag.h"
+#include "input.h"
 #include "io.h"
+#include "message.h"
 
 enum {
 	LONG_OUTPUT = 0x1000,
@@ -38,11 +42,14 @@ static const struct {
 };
 #define NCOMMON (sizeof(common_options) / sizeof(common_options[0]))
 
+/* The inputs of this program: one, reached by the exit hook and by
+ * tool_refuse, which have no tool at hand. */
+static struct input inputs;
 
 static void before_exit(int code)
 {
 	frame_writers_flush_whole();
-	tool_inputs_before_exit(code);
+	input_before_exit(&inputs, code);
 }
 
 static void on_stop(int sig)
@@ -204,13 +211,7 @@ void tool_open_outputs(struct tool *t)
 
 int tool_open_input(const char *addr)
 {
-	struct buf err = BUF_INIT;
-	int fd = channel_open_read(addr, &err);
-
-	if (fd < 0)
-		die(EX_NOINPUT, "%s", err.ptr);
-	buf_release(&err);
-	return fd;
+	return input_open(addr);
 }
 
 void tool_reader_failed(struct frame_reader *fr)
@@ -232,6 +233,14 @@ int tool_write(struct frame_writer *fw, const struct headers *h,
 		tool_writer_failed(fw);
 	frame_header_too_big(why, h, len);
 	return -1;
+}
+
+void tool_count(struct tool *t, const char *name)
+{
+	if (t->counters)
+		for (struct tool_counter *c = t->counters; c->name; c++)
+			if (!strcmp(c->name, name))
+				c->n++;
 }
 
 uint64_t *tool_counter(struct tool *t, const char *name)
@@ -335,6 +344,183 @@ void tool_no_memory(struct tool *t, struct headers *h, const char *reason)
 
 	message_place(t, h, &where);
 	die(EX_SOFTWARE, "%s%s", where.ptr, reason);
+}
+
+void tool_refuse(const char *fmt, ...)
+{
+	va_list ap;
+	char line[4096];
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	input_refuse(&inputs, line);
+}
+
+int tool_inputs_status(void)
+{
+	return input_status(&inputs);
+}
+
+/* The body of the frame in hand, streamed to fw after h. */
+static int copy_frame(struct frame_reader *fr, const struct headers *h,
+		      struct frame_writer *fw)
+{
+	const char *p;
+	size_t n;
+	int r;
+
+	if (frame_writer_begin(fw, h, frame_reader_body_length(fr)) < 0)
+		tool_writer_failed(fw);
+	while ((r = frame_reader_chunk(fr, &p, &n)) > 0)
+		if (frame_writer_body(fw, p, n) < 0)
+			tool_writer_failed(fw);
+	if (r == 0 && frame_writer_end(fw) < 0)
+		tool_writer_failed(fw);
+	return r;
+}
+
+/*
+ * An expired message is never processed (msg-format(5), Expires): 1 when
+ * the message in hand was one and has been dealt with here, 0 when the
+ * tool is to process it, -1 on a reader fault.
+ */
+static int divert_expired(struct tool *t, struct frame_reader *fr, struct headers *h)
+{
+	int expired = message_expired(h);
+	struct buf why = BUF_INIT;
+
+	if (expired == 0)
+		return 0;
+	tool_count(t, "in");
+	if (expired < 0) {
+		struct buf body = BUF_INIT;
+		int r = frame_reader_body(fr, &body);
+		if (r == 0)
+			tool_invalid(t, h, body.ptr, body.len, "invalid Expires '%s'",
+				     headers_get(h, "Expires"));
+		buf_release(&body);
+		return r < 0 ? -1 : 1;
+	}
+	tool_count(t, "expired");
+	if (!t->dead_letter) {
+		const char *id = headers_get(h, "Message-Id");
+		warnx_msg("message expired; message %s dropped", id ? id : "(without Message-Id)");
+		return frame_reader_skip(fr) < 0 ? -1 : 1;
+	}
+	buf_addf(&why, "%s: message expired", progname);
+	frame_set_error(h, frame_reader_body_length(fr), why.ptr);
+	buf_release(&why);
+	return copy_frame(fr, h, t->dead_letter) < 0 ? -1 : 1;
+}
+
+/*
+ * A spool file that is not well framed goes to --invalid whole, as the
+ * body of a message of its own: its bytes cannot be told apart into
+ * headers and body, but they are one message, and nothing of it is lost.
+ */
+static void divert_whole_file(struct tool *t, int fd, const char *name,
+			      const char *reason)
+{
+	struct headers h;
+	struct buf err = BUF_INIT;
+	struct stat st;
+	char chunk[1 << 16];
+	off_t at = 0;
+
+	if (fstat(fd, &st) < 0)
+		die_errno(EX_IOERR, "cannot read '%s'", name);
+	headers_init(&h);
+	message_stamp(&h);
+	headers_set(&h, "Content-Type", "application/octet-stream");
+	buf_addf(&err, "%s: %s", progname, reason);
+	headers_set(&h, "Error", err.ptr);
+	tool_warn_diverted(t, &h, reason);
+	if (frame_writer_begin(t->invalid, &h, (uint64_t)st.st_size) < 0)
+		tool_writer_failed(t->invalid);
+	while (at < st.st_size) {
+		ssize_t n = pread(fd, chunk, sizeof(chunk), at);
+		if (n <= 0)
+			die_errno(EX_IOERR, "cannot read '%s'", name);
+		if (n > st.st_size - at)	/* grown meanwhile: not ours */
+			n = st.st_size - at;
+		if (frame_writer_body(t->invalid, chunk, (size_t)n) < 0)
+			tool_writer_failed(t->invalid);
+		at += n;
+	}
+	if (frame_writer_end(t->invalid) < 0)
+		tool_writer_failed(t->invalid);
+	tool_count(t, "invalid");
+	headers_release(&h);
+	buf_release(&err);
+}
+
+/* What the inputs hand over, and to which of the tool's functions. */
+struct tool_call {
+	struct tool *t;
+	tool_frame_fn frame;
+	tool_raw_fn raw;
+};
+
+static int call_frame(void *ctx, struct frame_reader *fr, struct headers *h)
+{
+	struct tool_call *c = ctx;
+	struct tool *t = c->t;
+	int done, r;
+
+	t->current = fr;
+	done = (t->common & TOOL_EXPIRES) ? divert_expired(t, fr, h) : 0;
+	r = done < 0 || (!done && c->frame(t, fr, h) < 0) ? -1 : 0;
+	t->current = NULL;
+	return r;
+}
+
+static void call_raw(void *ctx, int fd, const char *name, const char *file_name)
+{
+	struct tool_call *c = ctx;
+
+	c->raw(c->t, fd, name, file_name);
+}
+
+static int call_divert_file(void *ctx, int fd, const char *name,
+			    const char *reason)
+{
+	struct tool_call *c = ctx;
+
+	if (!c->t->invalid)
+		return 0;
+	divert_whole_file(c->t, fd, name, reason);
+	return 1;
+}
+
+static int call_batch_end(void *ctx)
+{
+	struct tool_call *c = ctx;
+
+	return c->t->batch_end ? c->t->batch_end(c->t) : 0;
+}
+
+static const struct input_ops tool_input_ops = {
+	.frame = call_frame,
+	.raw = call_raw,
+	.divert_file = call_divert_file,
+	.batch_end = call_batch_end,
+};
+
+void tool_each_frame(struct tool *t, int nargs, char **args, tool_frame_fn fn)
+{
+	struct tool_call c = { t, fn, NULL };
+
+	inputs.once = t->once;
+	input_each_frame(&inputs, &tool_input_ops, &c, nargs, args);
+}
+
+void tool_each_raw(struct tool *t, int nargs, char **args, tool_raw_fn fn)
+{
+	struct tool_call c = { t, NULL, fn };
+
+	inputs.once = t->once;
+	input_each_raw(&inputs, &tool_input_ops, &c, nargs, args);
 }
 
 static void close_output(struct frame_writer *fw)

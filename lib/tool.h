@@ -45,6 +45,21 @@ struct tool {
 	/* Handles one of the tool's own options; returns -1 for a usage error
 	 * (after tool_usage_error or with a message of its own). */
 	int (*option)(struct tool *t, int opt, const char *arg);
+	/*
+	 * Optional: the end of an input batch, for a tool that keeps state
+	 * (a store) which must be committed before what it wrote is made
+	 * durable and its inputs are deleted. tool_each_frame and
+	 * tool_each_raw call it once a batch that holds a message ends:
+	 * every SPOOL_CLAIMS_MAX dir: messages, before any wait for input
+	 * (for a stream, before a read that may block, possibly while the
+	 * tool is reading a body), and at the end of each input; then the
+	 * outputs are made durable, then the batch is done (dir: files
+	 * deleted). It returns 0, or the exit status (sysexits) the tool
+	 * ends with after its own diagnostic: the batch is then neither
+	 * made durable nor done, and its dir: files stay in cur/ for the
+	 * next reader.
+	 */
+	int (*batch_end)(struct tool *t);
 	void *ctx;
 
 	/* Filled by tool_parse() and tool_open_outputs(). */
@@ -166,9 +181,6 @@ _Noreturn void tool_no_memory(struct tool *t, struct headers *h,
 
 /* Count one in the counter called name, if the tool keeps one. */
 void tool_count(struct tool *t, const char *name);
-/* For the exit hook: what the inputs must do when the tool stops with
- * exit status code (set aside a dir: message it cannot process). */
-void tool_inputs_before_exit(int code);
 /* The counter called name (it must exist in t->counters). */
 uint64_t *tool_counter(struct tool *t, const char *name);
 /* Flush and close every output, print --stats; exits 74 on a write error. */

@@ -19,17 +19,9 @@ static char top[] = "/tmp/test-spool.XXXXXX";
 static int count_in(const char *dir, const char *sub)
 {
 	char path[512];
-	DIR *d;
-	struct dirent *e;
-	int n = 0;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, sub);
-	if (!(d = opendir(path)))
-		return -1;
-	while ((e = readdir(d)))
-		n += e->d_name[0] != '.';
-	closedir(d);
-	return n;
+	return unit_count_entries(path);
 }
 
 /* A message file delivered into DIR/new: 0, or -1. */

@@ -2,6 +2,7 @@
 #ifndef MSG_UNIT_H
 #define MSG_UNIT_H
 
+#include <dirent.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -24,6 +25,22 @@ static int unit_count, unit_failed;
 	if (!same_) \
 		printf("#   got '%s', want '%s'\n", a_ ? a_ : "(null)", b_ ? b_ : "(null)"); \
 } while (0)
+
+/* The number of entries in the directory path that do not begin with
+ * '.', or -1 when it cannot be read. */
+static inline int unit_count_entries(const char *path)
+{
+	DIR *d = opendir(path);
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
 
 static inline int unit_done(void)
 {

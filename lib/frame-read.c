@@ -1,0 +1,440 @@
+/* frame-read: the streaming reader of the message frame (frame.h). */
+#include "frame.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "diag.h"
+#include "io.h"
+
+#define READ_CHUNK (256 * 1024)
+
+static const char raw_hint[] = "; not a message stream; wrap raw data with msg-wrap";
+
+static int starts_like_frame(const char *p, size_t n);
+
+
+void frame_reader_init(struct frame_reader *fr, int fd, const char *name)
+{
+	memset(fr, 0, sizeof(*fr));
+	fr->fd = fd;
+	fr->may_wait = io_read_may_wait(fd);
+	fr->name = xstrdup(name);
+	fr->cap = READ_CHUNK + FRAME_HEADER_MAX;
+	fr->buf = xmalloc(fr->cap);
+	buf_init(&fr->err, 0);
+}
+
+void frame_reader_release(struct frame_reader *fr)
+{
+	free(fr->name);
+	free(fr->buf);
+	buf_release(&fr->err);
+	memset(fr, 0, sizeof(*fr));
+	fr->fd = -1;
+}
+
+int frame_reader_exit_code(const struct frame_reader *fr)
+{
+	return fr->err_kind == FRAME_ERR_IO ? EX_IOERR : EX_DATAERR;
+}
+
+__attribute__((format(printf, 3, 4)))
+static int fail(struct frame_reader *fr, uint64_t offset, const char *fmt, ...)
+{
+	va_list ap;
+
+	buf_reset(&fr->err);
+	buf_addf(&fr->err, "%s: offset %llu: ", fr->name,
+		 (unsigned long long)offset);
+	va_start(ap, fmt);
+	buf_vaddf(&fr->err, fmt, ap);
+	va_end(ap);
+	/* Raw data where the first frame should start: say what to do. */
+	if (fr->frames == 0 && fr->base + fr->pos == 0 &&
+	    !starts_like_frame(fr->buf + fr->pos, fr->end - fr->pos))
+		buf_addstr(&fr->err, raw_hint);
+	if (fr->msgid[0])
+		buf_addf(&fr->err, " (Message-Id %s)", fr->msgid);
+	fr->err_kind = FRAME_ERR_FORMAT;
+	fr->in_body = 0;
+	return -1;
+}
+
+static int fail_io(struct frame_reader *fr)
+{
+	buf_reset(&fr->err);
+	buf_addf(&fr->err, "cannot read '%s': %s", fr->name, strerror(errno));
+	fr->err_kind = FRAME_ERR_IO;
+	fr->in_body = 0;
+	return -1;
+}
+
+/* Read more input after buf[end]; keeps buf[pos..end). 1, 0 at EOF, -1. */
+static int fill(struct frame_reader *fr)
+{
+	ssize_t r;
+
+	if (fr->eof)
+		return 0;
+	if (fr->pos == fr->end) {
+		fr->base += fr->pos;
+		fr->pos = fr->end = 0;
+	} else if (fr->cap - fr->end < READ_CHUNK / 4) {
+		memmove(fr->buf, fr->buf + fr->pos, fr->end - fr->pos);
+		fr->base += fr->pos;
+		fr->end -= fr->pos;
+		fr->pos = 0;
+	}
+	if (fr->end == fr->cap)
+		return 1;	/* full: caller's limit check decides */
+	/* A message must never sit in an output buffer while we wait. */
+	if (fr->may_wait && fr->before_wait)
+		fr->before_wait(fr->before_wait_arg);
+	else if (fr->may_wait)
+		frame_writers_flush_all();
+	for (;;) {
+		r = xread(fr->fd, fr->buf + fr->end, fr->cap - fr->end);
+		if (r >= 0 || errno != EINTR)
+			break;
+		/* Asked to stop: between frames that is the end of input;
+		 * inside one, the frame is finished first. */
+		if (!fr->in_body && fr->pos == fr->end) {
+			fr->eof = 1;
+			return 0;
+		}
+	}
+	if (r < 0)
+		return fail_io(fr);
+	if (r == 0) {
+		fr->eof = 1;
+		return 0;
+	}
+	fr->end += (size_t)r;
+	return 1;
+}
+
+/* Does the first line look like a header ("Name:")? */
+static int starts_like_frame(const char *p, size_t n)
+{
+	const char *nl = memchr(p, '\n', n);
+	const char *colon = memchr(p, ':', nl ? (size_t)(nl - p) : n);
+
+	return !frame_looks_raw(p, n) && colon &&
+	       header_name_valid(p, (size_t)(colon - p));
+}
+
+int frame_looks_raw(const char *p, size_t n)
+{
+	size_t i = 0;
+
+	if (n >= 3 && !memcmp(p, "\xef\xbb\xbf", 3))
+		return 1;
+	while (i < n && (p[i] == ' ' || p[i] == '\t' || p[i] == '\r' ||
+			 p[i] == '\n'))
+		i++;
+	return i < n && (p[i] == '<' || p[i] == '{' || p[i] == '[' ||
+			 p[i] == '"');
+}
+
+/* A header block cut short may still have named its message. */
+static void msgid_from_partial(struct frame_reader *fr)
+{
+	const char *p = fr->buf + fr->pos, *end = fr->buf + fr->end;
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t n;
+
+		if (!nl)
+			break;
+		n = (size_t)(nl - p);
+		if (n > 11 && !strncasecmp(p, "Message-Id:", 11)) {
+			const char *v = p + 11, *e = nl;
+			while (v < e && (*v == ' ' || *v == '\t'))
+				v++;
+			while (e > v && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'))
+				e--;
+			n = (size_t)(e - v) < sizeof(fr->msgid) - 1 ? (size_t)(e - v)
+								     : sizeof(fr->msgid) - 1;
+			memcpy(fr->msgid, v, n);
+			fr->msgid[n] = '\0';
+			return;
+		}
+		p = nl + 1;
+	}
+}
+
+/* Find the end of the header block: returns its length incl. the blank line. */
+static int find_block_end(struct frame_reader *fr, size_t *block_len)
+{
+	/* Both relative to pos, so they survive fill() moving the data. */
+	size_t scanned = 0, line_start = 0;
+
+	for (;;) {
+		const char *s = fr->buf + fr->pos;
+		size_t avail = fr->end - fr->pos;
+
+		while (scanned < avail) {
+			const char *nl = memchr(s + scanned, '\n', avail - scanned);
+			size_t line_len;
+
+			if (!nl) {
+				scanned = avail;
+				break;
+			}
+			scanned = (size_t)(nl - s) + 1;
+			line_len = scanned - line_start;
+			if (line_len == 1 ||
+			    (line_len == 2 && s[line_start] == '\r')) {
+				if (scanned > FRAME_HEADER_MAX)
+					break;
+				*block_len = scanned;
+				return 1;
+			}
+			/* A line may end in a later read: only a LF starts one. */
+			line_start = scanned;
+		}
+		if (scanned > FRAME_HEADER_MAX)
+			return fail(fr, fr->base + fr->pos,
+				    "header block over 64 KiB");
+		int r = fill(fr);
+		if (r < 0)
+			return -1;
+		if (r == 0) {
+			if (fr->pos == fr->end)
+				return 0;
+			msgid_from_partial(fr);
+			return fail(fr, fr->base + fr->end,
+				    "truncated frame: end of input in the header block");
+		}
+	}
+}
+
+static int parse_length(const char *v, size_t n, uint64_t *out)
+{
+	uint64_t x = 0;
+
+	if (n == 0 || n > 19)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		if (v[i] < '0' || v[i] > '9')
+			return -1;
+		x = x * 10 + (uint64_t)(v[i] - '0');
+	}
+	*out = x;
+	return 0;
+}
+
+static void remember_msgid(struct frame_reader *fr, const struct headers *h)
+{
+	const char *id = headers_get(h, "Message-Id");
+	size_t n = id ? strlen(id) : 0;
+
+	if (n >= sizeof(fr->msgid))
+		n = sizeof(fr->msgid) - 1;
+	memcpy(fr->msgid, id ? id : "", n);
+	fr->msgid[n] = '\0';
+}
+
+static int parse_block(struct frame_reader *fr, const char *s, size_t len,
+		       struct headers *h)
+{
+	const char *end = s + len;
+	int have_length = 0;
+
+	while (s < end) {
+		const char *nl = memchr(s, '\n', (size_t)(end - s));
+		size_t n = (size_t)(nl - s);
+		uint64_t off = fr->base + (uint64_t)(s - fr->buf);
+		const char *colon;
+
+		if (n && s[n - 1] == '\r')
+			n--;
+		if (n == 0)
+			break;
+		colon = memchr(s, ':', n);
+		if (!colon)
+			return fail(fr, off, "header line without colon");
+		if (!header_name_valid(s, (size_t)(colon - s)))
+			return fail(fr, off, "invalid header name '%.*s'",
+				    (int)((colon - s) > 64 ? 64 : colon - s), s);
+		if (memchr(colon, '\0', n - (size_t)(colon - s)) ||
+		    memchr(colon, '\r', n - (size_t)(colon - s)))
+			return fail(fr, off, "invalid byte in value of header '%.*s'",
+				    (int)(colon - s), s);
+		headers_add_checked(h, s, (size_t)(colon - s), colon + 1,
+				    n - (size_t)(colon - s) - 1);
+		if (header_name_eq(s, (size_t)(colon - s), "Content-Length", 14)) {
+			size_t vi = h->n - 1;
+			size_t vlen;
+			const char *v = headers_value(h, vi, &vlen);
+			uint64_t x;
+
+			if (parse_length(v, vlen, &x))
+				return fail(fr, off, "invalid Content-Length '%.*s'",
+					    (int)(vlen > 64 ? 64 : vlen), v);
+			if (have_length && x != fr->body_len)
+				return fail(fr, off, "conflicting Content-Length headers");
+			fr->body_len = x;
+			have_length = 1;
+		}
+		s = nl + 1;
+	}
+	remember_msgid(fr, h);
+	if (!have_length)
+		return fail(fr, fr->frame_offset, "missing Content-Length");
+	return 0;
+}
+
+int frame_reader_next(struct frame_reader *fr, struct headers *h)
+{
+	size_t block_len = 0;
+	int r;
+
+	headers_reset(h);
+	if (fr->in_body && frame_reader_skip(fr) < 0)
+		return -1;
+	fr->msgid[0] = '\0';
+	fr->frame_offset = fr->base + fr->pos;
+	r = find_block_end(fr, &block_len);
+	if (r <= 0)
+		return r;
+	fr->frame_offset = fr->base + fr->pos;
+	if (parse_block(fr, fr->buf + fr->pos, block_len, h) < 0)
+		return -1;
+	fr->pos += block_len;
+	fr->block_len = block_len;
+	fr->body_left = fr->body_len;
+	fr->in_body = 1;
+	fr->frames++;
+	return 1;
+}
+
+/* End of input inside the body: count what did arrive, read or not. */
+static int truncated_body(struct frame_reader *fr)
+{
+	uint64_t got = fr->body_len - fr->body_left + (fr->end - fr->pos);
+
+	return fail(fr, fr->base + fr->end,
+		    "truncated frame: end of input after %llu of %llu body bytes",
+		    (unsigned long long)got, (unsigned long long)fr->body_len);
+}
+
+/* After the body: exactly one LF. */
+static int finish_body(struct frame_reader *fr)
+{
+	if (fr->pos == fr->end) {
+		int r = fill(fr);
+		if (r < 0)
+			return -1;
+		if (r == 0)
+			return fail(fr, fr->base + fr->pos,
+				    "truncated frame: end of input before the LF that ends the frame");
+	}
+	if (fr->buf[fr->pos] != '\n')
+		return fail(fr, fr->base + fr->pos,
+			    "Content-Length mismatch: byte after the %llu-byte body is not LF",
+			    (unsigned long long)fr->body_len);
+	fr->pos++;
+	fr->in_body = 0;
+	return 0;
+}
+
+int frame_reader_chunk(struct frame_reader *fr, const char **p, size_t *n)
+{
+	size_t avail;
+
+	if (!fr->in_body)
+		return 0;
+	if (fr->body_left == 0)
+		return finish_body(fr) < 0 ? -1 : 0;
+	/*
+	 * Read ahead while the rest of the frame could still fit the buffer:
+	 * a frame that fits is then handed out only once it is known whole,
+	 * so a truncated one emits nothing of its body.
+	 */
+	if (fr->pos == fr->end) {
+		int r = fill(fr);
+		if (r < 0)
+			return -1;
+		if (r == 0)
+			return truncated_body(fr);
+	}
+	while (fr->end - fr->pos <= fr->body_left && fr->end < fr->cap && !fr->eof) {
+		int r = fill(fr);
+		if (r < 0)
+			return -1;
+		if (r == 0)
+			break;
+	}
+	avail = fr->end - fr->pos;
+	if (avail < fr->body_left && fr->eof)
+		return truncated_body(fr);
+	if (avail >= fr->body_left) {
+		/*
+		 * The rest of the body is here: check the LF after it before
+		 * handing the last piece out, so a tool emits nothing of a
+		 * frame whose length is wrong (when the frame fits the buffer).
+		 */
+		if (avail == fr->body_left) {
+			int r = fill(fr);
+			if (r < 0)
+				return -1;
+			avail = fr->end - fr->pos;
+			if (r == 0 && avail == fr->body_left)
+				return fail(fr, fr->base + fr->end,
+					    "truncated frame: end of input before the LF that ends the frame");
+		}
+		if (avail > fr->body_left &&
+		    fr->buf[fr->pos + fr->body_left] != '\n')
+			return fail(fr, fr->base + fr->pos + fr->body_left,
+				    "Content-Length mismatch: byte after the %llu-byte body is not LF",
+				    (unsigned long long)fr->body_len);
+		avail = (size_t)fr->body_left;
+	}
+	*p = fr->buf + fr->pos;
+	*n = avail;
+	fr->pos += avail;
+	fr->body_left -= avail;
+	return 1;
+}
+
+int frame_reader_body(struct frame_reader *fr, struct buf *out)
+{
+	const char *p;
+	size_t n;
+	int r;
+
+	buf_reset(out);
+	/* Reserve no more than a read's worth: the length is only a claim
+	 * until the bytes arrive. */
+	if (fr->in_body && fr->body_left == fr->body_len)
+		buf_grow(out, (size_t)(fr->body_len < READ_CHUNK ? fr->body_len : READ_CHUNK));
+	while ((r = frame_reader_chunk(fr, &p, &n)) > 0)
+		buf_add(out, p, n);
+	return r;
+}
+
+void frame_reader_header_block(const struct frame_reader *fr, const char **p,
+			       size_t *n)
+{
+	*p = fr->buf + fr->pos - fr->block_len;
+	*n = fr->block_len;
+}
+
+int frame_reader_skip(struct frame_reader *fr)
+{
+	const char *p;
+	size_t n;
+	int r;
+
+	while ((r = frame_reader_chunk(fr, &p, &n)) > 0)
+		;
+	return r;
+}
+
