@@ -319,18 +319,9 @@ static void setup(struct tool *t)
 			die(EX_USAGE, "%s", err.ptr);
 	if (!(engine = xslt_new(&opt.o, &err)))
 		die(EX_USAGE, "%s", err.ptr);
-	for (size_t i = 0; i < opt.nparams; i += 2) {
-		/* NAME=VALUE, its '=' checked when the option was read. */
-		char *name = xstrdup(opt.params[i + 1]);
-		size_t len = strcspn(name, "=");
-		int rc;
-
-		name[len] = '\0';
-		rc = xslt_param(engine, name, name + len + 1, opt.params[i][0] == 's', &err);
-		free(name);
-		if (rc < 0)
-			die(EX_USAGE, "invalid parameter '%s': %s", opt.params[i + 1], err.ptr);
-	}
+	for (size_t i = 0; i < opt.nparams; i += 2)
+		if (xslt_param(engine, opt.params[i + 1], opt.params[i][0] == 's', &err) < 0)
+			die(EX_USAGE, "%s", err.ptr);
 	if (opt.xslt && access(opt.xslt, R_OK) < 0)
 		die_errno(EX_NOINPUT, "cannot open '%s'", opt.xslt);
 	/* A broken stylesheet is a usage error, found before any input. */

@@ -10,6 +10,7 @@
 
 #include "diag.h"
 #include "io.h"
+#include "timer.h"
 
 #define READ_CHUNK (256 * 1024)
 
@@ -98,7 +99,10 @@ static int fill(struct frame_reader *fr)
 	else if (fr->may_wait)
 		frame_writers_flush_all();
 	for (;;) {
-		r = xread(fr->fd, fr->buf + fr->end, fr->cap - fr->end);
+		/* A tool's timers run while it waits (timer.h). */
+		r = fr->may_wait ? timer_wait_readable(fr->fd) : 0;
+		if (r == 0)
+			r = xread(fr->fd, fr->buf + fr->end, fr->cap - fr->end);
 		if (r >= 0 || errno != EINTR)
 			break;
 		/* Asked to stop: between frames that is the end of input;

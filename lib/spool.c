@@ -17,6 +17,7 @@
 #include "dirent-open.h"
 #include "id.h"
 #include "io.h"
+#include "timer.h"
 #include "safefile.h"
 
 #define POLL_MS 200
@@ -489,12 +490,13 @@ static int wait_for_new(struct spool *s)
 		}
 	}
 	if (s->inotify < 0) {
-		poll(NULL, 0, POLL_MS);
+		poll(NULL, 0, timer_wait_ms(POLL_MS));
 		return 1;
 	}
 	p.fd = s->inotify;
 	p.events = POLLIN;
-	if (poll(&p, 1, 5 * POLL_MS) <= 0)
+	/* A tool's timers run while it waits (timer.h). */
+	if (poll(&p, 1, timer_wait_ms(5 * POLL_MS)) <= 0)
 		return 1;
 	while (read(s->inotify, drain, sizeof(drain)) > 0)
 		;

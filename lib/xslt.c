@@ -389,15 +389,26 @@ static int param_compiles(const char *xpath, struct buf *err)
 	return comp ? 0 : -1;
 }
 
-int xslt_param(struct xslt *x, const char *name, const char *value,
-	       int literal, struct buf *err)
+int xslt_param(struct xslt *x, const char *assignment, int literal,
+	       struct buf *err)
 {
-	if (!literal && param_compiles(value, err) < 0)
+	const char *eq = strchr(assignment, '=');
+	struct buf why = BUF_INIT;
+
+	if (!eq || eq == assignment) {
+		buf_addf(err, "invalid parameter '%s': not name=value", assignment);
 		return -1;
+	}
+	if (!literal && param_compiles(eq + 1, &why) < 0) {
+		buf_addf(err, "invalid parameter '%s': %s", assignment, why.ptr);
+		buf_release(&why);
+		return -1;
+	}
 	x->params = xrealloc(x->params, (x->nparams + 3) * sizeof(*x->params));
-	x->params[x->nparams++] = xstrdup(name);
-	x->params[x->nparams++] = literal ? xpath_literal(value) : xstrdup(value);
+	x->params[x->nparams++] = xmemdup(assignment, (size_t)(eq - assignment));
+	x->params[x->nparams++] = literal ? xpath_literal(eq + 1) : xstrdup(eq + 1);
 	x->params[x->nparams] = NULL;
+	buf_release(&why);
 	return 0;
 }
 

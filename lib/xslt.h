@@ -67,13 +67,13 @@ struct xslt *xslt_new(const struct xslt_options *o, struct buf *err);
 void xslt_free(struct xslt *x);
 
 /*
- * A global parameter for every run, as xsltproc --param (value is an
- * XPath expression) or --stringparam (literal = 1, value is a string).
- * An expression is compiled now: -1 with the reason in err when it does
- * not compile.
+ * A global parameter for every run, "NAME=VALUE", as xsltproc --param
+ * (VALUE is an XPath expression) or --stringparam (literal = 1, VALUE is
+ * a string). An expression is compiled now: -1 with "invalid parameter
+ * 'NAME=VALUE': reason" in err when it does not, or there is no NAME.
  */
-int xslt_param(struct xslt *x, const char *name, const char *value,
-	       int literal, struct buf *err);
+int xslt_param(struct xslt *x, const char *assignment, int literal,
+	       struct buf *err);
 
 /* The stylesheet at path (compiled on first use); NULL with err. */
 struct xslt_sheet *xslt_sheet_path(struct xslt *x, const char *path,

@@ -1,0 +1,598 @@
+/* msg-aggregate: Aggregator. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "aggregator.h"
+#include "clock.h"
+#include "diag.h"
+#include "expr.h"
+#include "timer.h"
+#include "store.h"
+#include "tool.h"
+#include "xslt.h"
+
+static const char usage[] =
+	"usage: msg-aggregate [-c expr] [-n count] [-u expr] [-T duration] [-i duration]\n"
+	"                     [--close-on expr] [--include-close]\n"
+	"                     [--at-end flush|discard|fail|keep] [-W name] [--separator text]\n"
+	"                     [-b expr --min|--max] [-x stylesheet] [-p name=xpath] [-s name=string]\n"
+	"                     [--partial channel] [--late channel] [--remember duration]\n"
+	"                     [--max-groups n] [--max-members n] [--max-bytes size]\n"
+	"                     [--on-limit release-oldest|block|fail] [--state dir]\n"
+	"                     [--clock event|wall] [--deterministic-ids] [--ns prefix=uri]\n"
+	"                     [--output channel] [--invalid channel] [--dead-letter channel]\n"
+	"                     [--once] [--stats] [input ...]";
+
+/* As given on the command line. */
+static struct {
+	const char *correlate, *until, *close_on, *best, *xslt, *state;
+	const char *partial, *late, *separator;
+	char **params;
+	size_t nparams;
+	int include_close, event_clock, at_end_set;
+	enum aggregator_at_end at_end;
+	struct aggregator_opt a;
+} opt = {
+	.correlate = "header('Correlation-Id')",
+	.a = {
+		.lim = { .max_groups = 100000, .max_members = 100000,
+			 .max_bytes = 256ull << 20 },
+		.remember_ms = 3600 * 1000,
+	},
+};
+
+static struct expr_env *env;
+static struct expr *correlate, *until, *close_on, *best;
+static struct xslt *engine;
+static struct xslt_sheet *sheet;
+static struct store *store;
+static struct aggregator *agg;
+static struct frame_writer *partial_out, *late_out;
+static int64_t event_now;	/* --clock event: the latest Timestamp */
+static struct tool *tool;
+
+static struct tool_counter counters[] = {
+	{ "in", 0 }, { "members", 0 }, { "duplicates", 0 }, { "late", 0 },
+	{ "invalid", 0 }, { "expired", 0 }, { "released", 0 },
+	{ "complete", 0 }, { "count", 0 }, { "until", 0 }, { "timeout", 0 },
+	{ "idle", 0 }, { "close", 0 }, { "end", 0 }, { "limit", 0 },
+	{ "partial", 0 }, { "open", 0 }, { NULL, 0 },
+};
+enum { C_IN, C_MEMBERS, C_DUPLICATES, C_LATE, C_INVALID, C_EXPIRED,
+       C_RELEASED, C_REASONS, C_PARTIAL = C_REASONS + 8, C_OPEN };
+
+enum {
+	OPT_CLOSE_ON = 0x100, OPT_INCLUDE_CLOSE, OPT_AT_END, OPT_SEPARATOR,
+	OPT_MIN, OPT_MAX, OPT_PARTIAL, OPT_LATE, OPT_REMEMBER, OPT_MAX_GROUPS,
+	OPT_MAX_MEMBERS, OPT_MAX_BYTES, OPT_ON_LIMIT, OPT_STATE, OPT_CLOCK,
+	OPT_DETERMINISTIC,
+};
+
+static const struct option longopts[] = {
+	{ "correlate", required_argument, NULL, 'c' },
+	{ "count", required_argument, NULL, 'n' },
+	{ "until", required_argument, NULL, 'u' },
+	{ "timeout", required_argument, NULL, 'T' },
+	{ "idle", required_argument, NULL, 'i' },
+	{ "close-on", required_argument, NULL, OPT_CLOSE_ON },
+	{ "include-close", no_argument, NULL, OPT_INCLUDE_CLOSE },
+	{ "at-end", required_argument, NULL, OPT_AT_END },
+	{ "wrap", required_argument, NULL, 'W' },
+	{ "separator", required_argument, NULL, OPT_SEPARATOR },
+	{ "best", required_argument, NULL, 'b' },
+	{ "min", no_argument, NULL, OPT_MIN },
+	{ "max", no_argument, NULL, OPT_MAX },
+	{ "xslt", required_argument, NULL, 'x' },
+	{ "param", required_argument, NULL, 'p' },
+	{ "stringparam", required_argument, NULL, 's' },
+	{ "partial", required_argument, NULL, OPT_PARTIAL },
+	{ "late", required_argument, NULL, OPT_LATE },
+	{ "remember", required_argument, NULL, OPT_REMEMBER },
+	{ "max-groups", required_argument, NULL, OPT_MAX_GROUPS },
+	{ "max-members", required_argument, NULL, OPT_MAX_MEMBERS },
+	{ "max-bytes", required_argument, NULL, OPT_MAX_BYTES },
+	{ "on-limit", required_argument, NULL, OPT_ON_LIMIT },
+	{ "state", required_argument, NULL, OPT_STATE },
+	{ "clock", required_argument, NULL, OPT_CLOCK },
+	{ "deterministic-ids", no_argument, NULL, OPT_DETERMINISTIC },
+	{ NULL, 0, NULL, 0 },
+};
+
+static uint64_t positive(struct tool *t, const char *what, const char *arg)
+{
+	char *end;
+	unsigned long long n;
+
+	errno = 0;
+	n = strtoull(arg, &end, 10);
+	if (errno || end == arg || *end || n == 0 || *arg == '-')
+		tool_usage_error(t, "%s takes a positive number, not '%s'", what, arg);
+	return n;
+}
+
+static int64_t duration(struct tool *t, const char *what, const char *arg)
+{
+	int64_t ms;
+
+	if (duration_parse(arg, &ms) < 0 || ms <= 0)
+		tool_usage_error(t, "%s takes a duration such as 30s or 5m, not '%s'",
+				 what, arg);
+	return ms;
+}
+
+static int choose(struct tool *t, const char *what, const char *arg,
+		  const char *const *words)
+{
+	for (int i = 0; words[i]; i++)
+		if (!strcmp(arg, words[i]))
+			return i;
+	tool_usage_error(t, "%s takes %s, not '%s'", what, words[0], arg);
+}
+
+/* --separator's escapes: \n, \t and \\. */
+static char *unescape(const char *s, size_t *len)
+{
+	char *out = xmalloc(strlen(s) + 1), *o = out;
+
+	for (; *s; s++) {
+		if (*s != '\\' || !s[1]) {
+			*o++ = *s;
+			continue;
+		}
+		s++;
+		*o++ = *s == 'n' ? '\n' : *s == 't' ? '\t' : *s;
+	}
+	*len = (size_t)(o - out);
+	return out;
+}
+
+static void add_param(const char *kind, const char *arg)
+{
+	opt.params = xrealloc(opt.params, (opt.nparams + 2) * sizeof(*opt.params));
+	opt.params[opt.nparams++] = (char *)kind;
+	opt.params[opt.nparams++] = (char *)arg;
+}
+
+static int option(struct tool *t, int c, const char *arg)
+{
+	static const char *const at_end[] = { "flush", "discard", "fail", "keep", NULL };
+	static const char *const on_limit[] = { "release-oldest", "block", "fail", NULL };
+	static const char *const clock[] = { "wall", "event", NULL };
+	uint64_t bytes;
+
+	switch (c) {
+	case 'c': opt.correlate = arg; return 0;
+	case 'n': opt.a.lim.count = positive(t, "-n", arg); return 0;
+	case 'u': opt.until = arg; return 0;
+	case 'T': opt.a.lim.timeout_ms = duration(t, "-T", arg); return 0;
+	case 'i': opt.a.lim.idle_ms = duration(t, "-i", arg); return 0;
+	case OPT_CLOSE_ON: opt.close_on = arg; return 0;
+	case OPT_INCLUDE_CLOSE: opt.include_close = 1; return 0;
+	case OPT_AT_END:
+		opt.at_end = (enum aggregator_at_end)choose(t, "--at-end", arg, at_end);
+		opt.at_end_set = 1;
+		return 0;
+	case 'W': opt.a.build.wrap = arg; return 0;
+	case OPT_SEPARATOR: opt.separator = arg; return 0;
+	case 'b': opt.best = arg; return 0;
+	case OPT_MIN: opt.a.build.best = AGG_BEST_MIN; return 0;
+	case OPT_MAX: opt.a.build.best = AGG_BEST_MAX; return 0;
+	case 'x': opt.xslt = arg; return 0;
+	case 'p': case 's':
+		if (!strchr(arg, '=') || *arg == '=')
+			tool_usage_error(t, "-%c takes name=value, not '%s'", c, arg);
+		add_param(c == 'p' ? "p" : "s", arg);
+		return 0;
+	case OPT_PARTIAL: opt.partial = arg; return 0;
+	case OPT_LATE: opt.late = arg; return 0;
+	case OPT_REMEMBER: opt.a.remember_ms = duration(t, "--remember", arg); return 0;
+	case OPT_MAX_GROUPS: opt.a.lim.max_groups = positive(t, "--max-groups", arg); return 0;
+	case OPT_MAX_MEMBERS: opt.a.lim.max_members = positive(t, "--max-members", arg); return 0;
+	case OPT_MAX_BYTES:
+		if (size_parse(arg, &bytes) < 0 || bytes == 0)
+			tool_usage_error(t, "--max-bytes takes a size such as 64M, not '%s'", arg);
+		opt.a.lim.max_bytes = bytes;
+		return 0;
+	case OPT_ON_LIMIT:
+		opt.a.on_limit = (enum aggregator_on_limit)choose(t, "--on-limit", arg, on_limit);
+		return 0;
+	case OPT_STATE: opt.state = arg; return 0;
+	case OPT_CLOCK: opt.event_clock = choose(t, "--clock", arg, clock); return 0;
+	case OPT_DETERMINISTIC: opt.a.deterministic_ids = 1; return 0;
+	}
+	return -1;
+}
+
+/* ---- what a group becomes, and where it goes ---- */
+
+static int emit(void *ctx, const struct headers *h, const struct buf *body,
+		int partial, struct buf *why)
+{
+	struct tool *t = ctx;
+	struct frame_writer *fw = partial && partial_out ? partial_out : t->out;
+
+	return tool_write(fw, h, body->ptr, body->len, why);
+}
+
+static void invalid_group(void *ctx, struct headers *h, const struct buf *body,
+			  const char *why)
+{
+	tool_invalid(ctx, h, body->ptr, body->len, "%s", why);
+}
+
+static int until_met(void *ctx, const struct headers *h, const struct buf *body)
+{
+	struct buf err = BUF_INIT;
+	int met = 0;
+
+	(void)ctx;
+	expr_env_bind(env, h, body->ptr, body->len);
+	if (expr_eval_bool(until, env, &met, &err) < 0)
+		met = 0;
+	buf_release(&err);
+	return met;
+}
+
+static int condense(void *ctx, struct headers *h, struct buf *body,
+		    struct buf *why)
+{
+	struct xslt_result res;
+	int r;
+
+	(void)ctx;
+	expr_env_bind(env, h, body->ptr, body->len);
+	xslt_result_init(&res);
+	r = xslt_translate(engine, sheet, h, body->ptr, body->len,
+			   expr_env_kind(env), &res);
+	if (r == 0) {
+		buf_reset(body);
+		buf_add(body, res.body.ptr, res.body.len);
+		if (res.type.len)
+			headers_set(h, "Content-Type", res.type.ptr);
+		for (size_t i = 0; i < headers_count(&res.headers); i++)
+			headers_set(h, headers_name(&res.headers, i, NULL),
+				    headers_value(&res.headers, i, NULL));
+	} else {
+		buf_addstr(why, res.error.ptr);
+	}
+	xslt_result_release(&res);
+	return r < 0 ? -1 : 0;
+}
+
+/* The -b number of the bound message: 0, or -1 with why. */
+static int best_of(double *out, struct buf *why)
+{
+	struct buf s = BUF_INIT;
+	char *end;
+	int r = expr_eval_string(best, env, &s, why);
+
+	if (r == 0) {
+		*out = strtod(s.ptr, &end);
+		if (!s.len || *end || isnan(*out)) {
+			buf_addf(why, "-b gives '%s', not a number", s.ptr);
+			r = -1;
+		}
+	}
+	buf_release(&s);
+	return r;
+}
+
+static void classify(void *ctx, struct agg_input *in)
+{
+	struct buf why = BUF_INIT;
+
+	(void)ctx;
+	expr_env_bind(env, in->h, in->body, in->len);
+	in->kind = expr_env_kind(env);
+	in->best = NAN;
+	if (best && best_of(&in->best, &why) < 0)
+		in->best = NAN;
+	buf_release(&why);
+}
+
+/* ---- state and time ---- */
+
+static void state_failed(const char *doing)
+{
+	int err = errno;
+
+	if (store && store_last_error(store))
+		die(store_exit_code(err), "%s: %s", doing, store_last_error(store));
+	die(err == ENOMEM ? EX_SOFTWARE : EX_IOERR, "%s: %s", doing, strerror(err));
+}
+
+static int64_t now_ms(void)
+{
+	return opt.event_clock ? event_now : clock_now_ms();
+}
+
+/* The end of an input batch: state durable, then what it gave. */
+static int batch_end(struct tool *t)
+{
+	(void)t;
+	if (aggregator_sync(agg) < 0)
+		state_failed("cannot keep the state");
+	return 0;
+}
+
+/* Run out timers (wall clock). */
+static void tick(int64_t now)
+{
+	if (aggregator_tick(agg, now) < 0)
+		state_failed("cannot keep the state");
+}
+
+static void timer_fire(void *arg)
+{
+	(void)arg;
+	tick(clock_now_ms());
+	batch_end(tool);
+	/* What the timers released goes out before the wait goes on. */
+	if (frame_writers_flush_all() < 0 && frame_writers_failed())
+		tool_writer_failed(frame_writers_failed());
+}
+
+static int64_t timer_deadline(void *arg)
+{
+	(void)arg;
+	return aggregator_next_deadline(agg);
+}
+
+/* --on-limit block: wait for a timer to release a group. */
+static int wait_for_room(void)
+{
+	int64_t d = opt.event_clock ? 0 : aggregator_next_deadline(agg);
+
+	if (!d)
+		return -1;
+	if (aggregator_sync(agg) < 0)
+		state_failed("cannot keep the state");
+	timer_sleep_until(d);
+	tick(clock_now_ms());
+	return 0;
+}
+
+/* ---- one message ---- */
+
+static int member_time(struct tool *t, struct headers *h, struct buf *body,
+		       int64_t *now)
+{
+	const char *ts;
+	int64_t at;
+
+	if (!opt.event_clock) {
+		*now = clock_now_ms();
+		return 0;
+	}
+	ts = headers_get(h, "Timestamp");
+	if (!ts || timestamp_parse(ts, &at) < 0) {
+		tool_invalid(t, h, body->ptr, body->len, ts ?
+			     "Timestamp '%s' is not a time (--clock event)" :
+			     "no Timestamp%s (--clock event)", ts ? ts : "");
+		return -1;
+	}
+	if (at > event_now)
+		event_now = at;
+	*now = event_now;
+	return 0;
+}
+
+static void late(struct headers *h, struct buf *body)
+{
+	const char *id = headers_get(h, "Message-Id");
+
+	counters[C_LATE].n++;
+	if (!late_out) {
+		warnx_msg("warning: message %s: its group was already released; dropped",
+			  id ? id : "without Message-Id");
+		return;
+	}
+	headers_set(h, "Error", "msg-aggregate: late: its group was already released");
+	if (frame_writer_write(late_out, h, body->ptr, body->len) < 0)
+		tool_writer_failed(late_out);
+}
+
+static int add(struct tool *t, struct headers *h, struct buf *body,
+	       struct agg_input *in)
+{
+	enum agg_added res;
+	const char *why;
+
+	for (;;) {
+		if (aggregator_add(agg, in, &res, &why) < 0)
+			state_failed("cannot keep the state");
+		if (res < AGG_FULL_GROUPS)
+			break;
+		if (opt.a.on_limit == AGGR_BLOCK && wait_for_room() == 0)
+			continue;
+		if (opt.a.on_limit == AGGR_RELEASE_OLDEST)
+			return tool_invalid(t, h, body->ptr, body->len,
+					    "the message alone is over %s", why);
+		die(EX_TEMPFAIL, "limit %s reached at message %s", why,
+		    headers_get(h, "Message-Id") ? headers_get(h, "Message-Id") : "without Message-Id");
+	}
+	if (res == AGG_INVALID)
+		return tool_invalid(t, h, body->ptr, body->len, "%s", why);
+	counters[res == AGG_DUPLICATE ? C_DUPLICATES : C_MEMBERS].n++;
+	return 0;
+}
+
+static int aggregate_frame(struct tool *t, struct frame_reader *fr, struct headers *h)
+{
+	static struct buf body = BUF_INIT, key = BUF_INIT, why = BUF_INIT;
+	struct agg_input in = { .h = h, .best = NAN };
+	int closing = 0, r;
+
+	counters[C_IN].n++;
+	if (frame_reader_body(fr, &body) < 0)
+		return -1;
+	if (member_time(t, h, &body, &in.now) < 0)
+		return 0;
+	tick(in.now);
+	expr_env_bind(env, h, body.ptr, body.len);
+	buf_reset(&why);
+	if ((r = expr_eval_string(correlate, env, &key, &why)) == 0 && !key.len)
+		buf_addstr(&why, "empty correlation key"), r = -1;
+	if (r == 0 && close_on)
+		r = expr_eval_bool(close_on, env, &closing, &why);
+	if (r == 0 && best && (!closing || opt.include_close))
+		r = best_of(&in.best, &why);
+	if (r == MSG_NO_MEMORY)
+		tool_no_memory(t, h, why.ptr);
+	if (r < 0)
+		return tool_invalid(t, h, body.ptr, body.len, "%s", why.ptr);
+	if (aggregator_is_late(agg, key.ptr, key.len, in.now)) {
+		late(h, &body);
+		return 0;
+	}
+	in.key = key.ptr;
+	in.key_len = key.len;
+	in.body = body.ptr;
+	in.len = body.len;
+	in.kind = expr_env_kind(env);
+	if ((!closing || opt.include_close) && add(t, h, &body, &in) < 0)
+		return 0;
+	if (closing && aggregator_close(agg, key.ptr, key.len, in.now) < 0)
+		state_failed("cannot keep the state");
+	/* Results waiting for a commit are bounded too. */
+	if (aggregator_held(agg) >= 256)
+		batch_end(t);
+	return 0;
+}
+
+/* ---- start and end ---- */
+
+static struct expr *compile(const char *text)
+{
+	struct buf err = BUF_INIT;
+	struct expr *e;
+
+	if (!text)
+		return NULL;
+	if (!(e = expr_compile(env, text, &err)))
+		die(EX_USAGE, "%s", err.ptr);
+	buf_release(&err);
+	return e;
+}
+
+static void check_options(struct tool *t)
+{
+	if (opt.best && !opt.a.build.best)
+		tool_usage_error(t, "-b needs --min or --max");
+	if (!opt.best && opt.a.build.best)
+		tool_usage_error(t, "--min and --max need -b");
+	if (opt.nparams && !opt.xslt)
+		tool_usage_error(t, "-p and -s need -x");
+	if (opt.at_end == AGGR_KEEP && !opt.state)
+		tool_usage_error(t, "--at-end keep needs --state");
+	if (!opt.at_end_set)
+		opt.at_end = opt.state ? AGGR_KEEP : AGGR_FLUSH;
+	if (opt.separator)
+		opt.a.build.separator = unescape(opt.separator, &opt.a.build.separator_len);
+	opt.a.has_until = opt.until != NULL;
+}
+
+static void setup_xslt(void)
+{
+	struct xslt_options o = { 0 };
+	struct buf err = BUF_INIT;
+
+	if (!opt.xslt)
+		return;
+	if (!(engine = xslt_new(&o, &err)))
+		die(EX_USAGE, "%s", err.ptr);
+	for (size_t i = 0; i < opt.nparams; i += 2)
+		if (xslt_param(engine, opt.params[i + 1], opt.params[i][0] == 's', &err) < 0)
+			die(EX_USAGE, "%s", err.ptr);
+	if (!(sheet = xslt_sheet_path(engine, opt.xslt, &err)))
+		die(errno == ENOENT ? EX_NOINPUT : EX_USAGE, "%s", err.ptr);
+	buf_release(&err);
+}
+
+static void setup(struct tool *t)
+{
+	static const struct aggregator_out out_ops = {
+		.emit = emit, .invalid = invalid_group, .until = until_met,
+		.condense = condense, .classify = classify,
+	};
+	struct aggregator_out out = out_ops;
+	struct buf err = BUF_INIT;
+	struct store_err serr;
+
+	check_options(t);
+	if (!(env = expr_env_new(t->ns, t->nns, &err)))
+		die(EX_USAGE, "%s", err.ptr);
+	correlate = compile(opt.correlate);
+	until = compile(opt.until);
+	close_on = compile(opt.close_on);
+	best = compile(opt.best);
+	setup_xslt();
+	if (!opt.xslt)
+		out.condense = NULL;
+	if (opt.state && !(store = store_open(opt.state, &serr)))
+		die(serr.exit, "%s", serr.msg);
+	out.ctx = t;
+	agg = aggregator_new(&opt.a, &out, store);
+	buf_release(&err);
+}
+
+static void finish(struct tool *t)
+{
+	const struct aggregator_stats *st;
+	int64_t open = aggregator_end(agg, opt.at_end, now_ms());
+
+	if (open < 0 || aggregator_sync(agg) < 0 || aggregator_sync(agg) < 0)
+		state_failed("cannot keep the state");
+	st = aggregator_stats(agg);
+	counters[C_RELEASED].n = st->released;
+	for (int r = AGG_COMPLETE; r <= AGG_LIMIT; r++)
+		counters[C_REASONS + r - AGG_COMPLETE].n = st->by_reason[r];
+	counters[C_PARTIAL].n = st->partial;
+	counters[C_OPEN].n = aggregator_open_groups(agg);
+	if (opt.at_end == AGGR_FAIL_END && open > 0)
+		die(EX_DATAERR, "%lld group%s still open at the end of input",
+		    (long long)open, open == 1 ? "" : "s");
+	tool_finish(t);
+}
+
+int main(int argc, char **argv)
+{
+	struct tool t = {
+		.usage = usage,
+		.shortopts = "c:n:u:T:i:W:b:x:p:s:",
+		.longopts = longopts,
+		.common = TOOL_OPT_OUTPUT | TOOL_OPT_INVALID | TOOL_OPT_DEAD_LETTER |
+			  TOOL_OPT_NS | TOOL_OPT_STATS | TOOL_OPT_ONCE | TOOL_EXPIRES,
+		.option = option,
+		.batch_end = batch_end,
+		.counters = counters,
+	};
+	int first;
+
+	tool = &t;
+	tool_init(&t, argc, argv);
+	first = tool_parse(&t, argc, argv);
+	setup(&t);
+	tool_open_outputs(&t);
+	if (opt.partial)
+		partial_out = tool_open_output(opt.partial);
+	if (opt.late)
+		late_out = tool_open_output(opt.late);
+	if (aggregator_restore(agg, clock_now_ms()) < 0)
+		state_failed("cannot read the state");
+	batch_end(&t);
+	if (!opt.event_clock)
+		timer_set(timer_deadline, timer_fire, NULL);
+	tool_each_frame(&t, argc - first, argv + first, aggregate_frame);
+	timer_set(NULL, NULL, NULL);
+	finish(&t);
+	aggregator_free(agg);
+	if (store)
+		store_close(store);
+	expr_env_free(env);
+	if (engine)
+		xslt_free(engine);
+	return tool_inputs_status();
+}
