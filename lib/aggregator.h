@@ -10,8 +10,8 @@
  * the members are committed, then the held results written and made
  * durable, and only then are the released groups' records deleted (in
  * the next commit). A crash between the two commits writes a result
- * again after the restart, never loses one: doc/design.md, "Stateful
- * tools".
+ * again after the restart, never loses one: doc/design.md,
+ * "Stateful tools".
  */
 #ifndef MSG_AGGREGATOR_H
 #define MSG_AGGREGATOR_H
