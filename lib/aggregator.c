@@ -126,14 +126,26 @@ static void stamp(struct aggregator *a, const struct agg_group *g,
 		  struct headers *h)
 {
 	char id[37], ts[TIMESTAMP_LEN + 1];
+	struct headers rest;
 
+	/* A new message's identity comes first, as msg-split writes it. */
+	headers_init(&rest);
+	headers_copy(&rest, h);
+	headers_reset(h);
 	message_stamp(h);
-	if (!a->opt.deterministic_ids)
-		return;
-	deterministic_id(g, id);
-	timestamp_format(ts, g->last);
-	headers_set(h, "Message-Id", id);
-	headers_set(h, "Timestamp", ts);
+	if (a->opt.deterministic_ids) {
+		deterministic_id(g, id);
+		timestamp_format(ts, g->last);
+		headers_set(h, "Message-Id", id);
+		headers_set(h, "Timestamp", ts);
+	}
+	for (size_t i = 0; i < headers_count(&rest); i++) {
+		size_t nl, vl;
+		const char *n = headers_name(&rest, i, &nl);
+		const char *v = headers_value(&rest, i, &vl);
+		headers_add(h, n, nl, v, vl);
+	}
+	headers_release(&rest);
 }
 
 /* ---- store records ---- */

@@ -12,8 +12,8 @@ EXTRACT="$BATS_TEST_DIRNAME/man-examples.awk"
 MAN="$MSG_TOP/man"
 
 # The pages with an EXAMPLES section, each with a test below.
-PAGES="msg-route.1 msg-split.1 msg-tap.1 msg-tools.7 msg-translate.1
-msg-unwrap.1 msg-wrap.1"
+PAGES="msg-aggregate.1 msg-route.1 msg-split.1 msg-tap.1 msg-tools.7
+msg-translate.1 msg-unwrap.1 msg-wrap.1"
 
 # pasted FILE: run the shell code in FILE as a reader pastes it, in the
 # current directory.
@@ -621,6 +621,26 @@ EOF
 	processed/orders.xml
 	EOF
 	[ -z "$(ls -A work/incoming)" ]
+}
+
+@test "man: msg-aggregate(1) examples run as pasted" {
+	examples msg-aggregate.1 4
+	quiet 1 2 3 4
+	# The items back in their orders, the orders in their file.
+	printf '%s' '<orders><order><item sku="a-1"/><item sku="b-7"/></order><order><item sku="c-3"/></order></orders>' | same out1
+	# The cheapest quote alone.
+	printf '%s' '{"supplier": "south", "price": 17}' | same out2
+	# An hour has not passed: both groups wait in the state directory,
+	# their members taken from the inbox, nothing out yet.
+	[ -z "$(find work/inbox/new work/inbox/cur work/outbox/new -type f)" ]
+	[ ! -s out3 ]
+	PATH=$MSG_BIN:$PATH run -0 msg-aggregate -c "json('/account')" -T 1h \
+		--state work/hourly.state --at-end flush --stats </dev/null
+	[ "$(grep -c '^Aggregate-Reason: end$' <<<"$output")" = 2 ]
+	grep -q '^msg-aggregate: stats: in 0, members 0, .* released 2, .* end 2,' <<<"$output"
+	# The second run of the batch gave the same bytes: cmp said nothing.
+	[ -s work/day.out ]
+	[ ! -s out4 ]
 }
 
 @test "man: msg-tools(7) examples run as pasted" {
