@@ -31,6 +31,11 @@ struct agg_table *agg_table_new(const struct agg_limits *lim)
 	return t;
 }
 
+void agg_table_set_limits(struct agg_table *t, const struct agg_limits *lim)
+{
+	t->lim = *lim;
+}
+
 static void group_free(struct agg_group *g)
 {
 	free(g->m);

@@ -116,6 +116,9 @@ struct agg_table;
 
 struct agg_table *agg_table_new(const struct agg_limits *lim);
 void agg_table_free(struct agg_table *t);
+/* Change the limits: restoring a store takes every member back, whatever
+ * limits this run was given. */
+void agg_table_set_limits(struct agg_table *t, const struct agg_limits *lim);
 
 /* One message for agg_add. */
 struct agg_input {

@@ -508,9 +508,12 @@ static int restore_members(struct aggregator *a)
 			break;
 		}
 		a->out.classify(a->out.ctx, &in);
-		/* Limits were met when they were added: restore them all. */
 		added = agg_add(a->table, &in, &g, &why);
-		(void)added;
+		if (added == AGG_INVALID) {	/* it was valid when it came */
+			errno = EINVAL;
+			r = -1;
+			break;
+		}
 	}
 	store_iter_release(&it);
 	headers_release(&h);
@@ -564,7 +567,18 @@ int aggregator_restore(struct aggregator *a, int64_t now)
 {
 	if (!a->store)
 		return 0;
-	if (restore_members(a) < 0 || restore_closed(a, now) < 0)
+	struct agg_limits none = { 0 };
+	int r;
+
+	/* Every member committed is taken back, whatever the limits of this
+	 * run: the next member that finds them passed makes room first. */
+	none.count = a->opt.lim.count;
+	none.timeout_ms = a->opt.lim.timeout_ms;
+	none.idle_ms = a->opt.lim.idle_ms;
+	agg_table_set_limits(a->table, &none);
+	r = restore_members(a);
+	agg_table_set_limits(a->table, &a->opt.lim);
+	if (r < 0 || restore_closed(a, now) < 0)
 		return -1;
 	return release_completed(a, now);
 }
