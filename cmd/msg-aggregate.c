@@ -405,8 +405,10 @@ static int add(struct tool *t, struct headers *h, struct buf *body,
 			state_failed("cannot keep the state");
 		if (res < AGG_FULL_GROUPS)
 			break;
-		if (opt.a.on_limit == AGGR_BLOCK && wait_for_room() == 0)
+		if (opt.a.on_limit == AGGR_BLOCK && wait_for_room() == 0) {
+			in->now = now_ms();	/* it arrives after the wait */
 			continue;
+		}
 		if (opt.a.on_limit == AGGR_RELEASE_OLDEST)
 			return tool_invalid(t, h, body->ptr, body->len,
 					    "the message alone is over %s", why);
