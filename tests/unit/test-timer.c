@@ -1,0 +1,97 @@
+/* test-timer: a wait for input runs the process's timer at its deadlines. */
+#include <stdint.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "timer.h"
+#include "unit.h"
+
+static int64_t deadlines[4];
+static int64_t fired_at[4];
+static int nfired;
+
+/* The deadlines in order, one fired each time. */
+static int64_t next_deadline(void *arg)
+{
+	(void)arg;
+	return nfired < 3 ? deadlines[nfired] : 0;
+}
+
+static void fire(void *arg)
+{
+	(void)arg;
+	fired_at[nfired++] = clock_now_ms();
+}
+
+/* No timer: the wait returns at once and leaves the read to wait. */
+static void test_no_timer(void)
+{
+	int p[2];
+	int64_t t0;
+
+	CHECK(pipe(p) == 0);
+	timer_set(NULL, NULL, NULL);
+	t0 = clock_now_ms();
+	CHECK(timer_wait_readable(p[0]) == 0);
+	CHECK(clock_now_ms() - t0 < 1000);
+	CHECK(timer_wait_ms(250) == 250);
+	close(p[0]);
+	close(p[1]);
+}
+
+/* Three deadlines pass while nothing comes; then data does. */
+static void test_fires_while_waiting(void)
+{
+	int p[2];
+	int64_t t0 = clock_now_ms();
+
+	CHECK(pipe(p) == 0);
+	deadlines[0] = t0 + 50;
+	deadlines[1] = t0 + 120;
+	deadlines[2] = t0 + 200;
+	nfired = 0;
+	timer_set(next_deadline, fire, NULL);
+	if (fork() == 0) {
+		usleep(400 * 1000);
+		(void)!write(p[1], "x", 1);
+		_exit(0);
+	}
+	close(p[1]);
+	CHECK(timer_wait_readable(p[0]) == 0);
+	CHECK(nfired == 3);
+	for (int i = 0; i < 3; i++) {
+		/* Never early; late only by what a loaded machine takes. */
+		CHECK(fired_at[i] >= deadlines[i]);
+		CHECK(fired_at[i] - deadlines[i] < 5000);
+	}
+	CHECK(clock_now_ms() - t0 >= 400);
+	close(p[0]);
+	timer_set(NULL, NULL, NULL);
+}
+
+/* A spool's bounded wait is cut to the deadline, and what is due runs. */
+static void test_wait_ms(void)
+{
+	int64_t t0 = clock_now_ms();
+
+	deadlines[0] = t0 - 1;		/* due: runs now */
+	deadlines[1] = t0 + 100000;
+	nfired = 0;
+	timer_set(next_deadline, fire, NULL);
+	CHECK(timer_wait_ms(250) == 250);
+	CHECK(nfired == 1);
+	deadlines[1] = t0 + 100;
+	{
+		int ms = timer_wait_ms(250);
+		CHECK(ms > 0 && ms <= 100);
+	}
+	timer_set(NULL, NULL, NULL);
+}
+
+int main(void)
+{
+	test_no_timer();
+	test_fires_while_waiting();
+	test_wait_ms();
+	return unit_done();
+}
