@@ -89,10 +89,12 @@ void frame_header_too_big(struct buf *why, const struct headers *h,
 			  uint64_t body_len)
 {
 	struct buf block = BUF_INIT;
-	const char *line = NULL;
+	const char *line;
 	size_t longest = 0;
 
 	frame_format_header(&block, h, body_len);
+	/* The block always has a line: Content-Length is written last. */
+	line = block.ptr;
 	/* Name the longest line: the header that does not fit. */
 	for (const char *p = block.ptr, *end = block.ptr + block.len; p < end;) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
