@@ -48,8 +48,10 @@ void input_before_exit(struct input *in, int code)
 {
 	if (can_set_aside(in) && code == EX_DATAERR) {
 		set_aside_current(in);
-		/* The messages read before it are done: their outputs are out. */
-		if (frame_writers_flush_all() == 0)
+		/* The messages read before it are done once their outputs are
+		 * out; a tool with state of its own may stop in the middle of
+		 * a message, so its batch is left to be read again. */
+		if (!in->ops->batch_end && frame_writers_flush_all() == 0)
 			in->current->ops->done(in->current);
 	}
 }

@@ -87,7 +87,8 @@ void input_refuse(struct input *in, const char *line);
  * a file was set aside, else 0. */
 int input_status(const struct input *in);
 /* For the exit hook: the tool stops with exit status code; a message it
- * refused (65) is set aside, and the ones before it are done. */
+ * refused (65) is set aside, and the ones before it are done, unless the
+ * tool has a batch_end (its state may hold part of a message). */
 void input_before_exit(struct input *in, int code);
 
 #endif

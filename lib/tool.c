@@ -497,22 +497,32 @@ static int call_batch_end(void *ctx)
 {
 	struct tool_call *c = ctx;
 
-	return c->t->batch_end ? c->t->batch_end(c->t) : 0;
+	return c->t->batch_end(c->t);
 }
 
 static const struct input_ops tool_input_ops = {
 	.frame = call_frame,
 	.raw = call_raw,
 	.divert_file = call_divert_file,
+};
+static const struct input_ops stateful_input_ops = {
+	.frame = call_frame,
+	.raw = call_raw,
+	.divert_file = call_divert_file,
 	.batch_end = call_batch_end,
 };
+
+static const struct input_ops *input_ops_of(const struct tool *t)
+{
+	return t->batch_end ? &stateful_input_ops : &tool_input_ops;
+}
 
 void tool_each_frame(struct tool *t, int nargs, char **args, tool_frame_fn fn)
 {
 	struct tool_call c = { t, fn, NULL };
 
 	inputs.once = t->once;
-	input_each_frame(&inputs, &tool_input_ops, &c, nargs, args);
+	input_each_frame(&inputs, input_ops_of(t), &c, nargs, args);
 }
 
 void tool_each_raw(struct tool *t, int nargs, char **args, tool_raw_fn fn)
@@ -520,7 +530,7 @@ void tool_each_raw(struct tool *t, int nargs, char **args, tool_raw_fn fn)
 	struct tool_call c = { t, NULL, fn };
 
 	inputs.once = t->once;
-	input_each_raw(&inputs, &tool_input_ops, &c, nargs, args);
+	input_each_raw(&inputs, input_ops_of(t), &c, nargs, args);
 }
 
 static void close_output(struct frame_writer *fw)

@@ -57,7 +57,8 @@ struct tool {
 	 * deleted). It returns 0, or the exit status (sysexits) the tool
 	 * ends with after its own diagnostic: the batch is then neither
 	 * made durable nor done, and its dir: files stay in cur/ for the
-	 * next reader.
+	 * next reader. A tool that has one and dies (die()) leaves its
+	 * batch in cur/ too, whatever the status.
 	 */
 	int (*batch_end)(struct tool *t);
 	void *ctx;

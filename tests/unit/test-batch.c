@@ -64,7 +64,7 @@ static int fill(const char *name, int n)
 static struct {
 	int messages, claimed, published;
 } seen[BATCHES_MAX];
-static int batches, messages, fail_with;
+static int batches, messages, fail_with, die_at;
 static const char *in_name = "in", *out_name = "out";
 
 static int copy_frame(struct tool *t, struct frame_reader *fr, struct headers *h)
@@ -73,6 +73,8 @@ static int copy_frame(struct tool *t, struct frame_reader *fr, struct headers *h
 
 	if (frame_reader_body(fr, &body) < 0)
 		return -1;
+	if (die_at && messages + 1 == die_at)
+		die(EX_DATAERR, "message %d cannot be processed", die_at);
 	tool_write(t->out, h, body.ptr, body.len, &why);
 	messages++;
 	buf_release(&body);
@@ -155,6 +157,32 @@ static void test_failed_batch_keeps_its_claims(void)
 	CHECK(count_in("out2", "new") == 0);
 }
 
+/* A stateful tool that dies at a message it cannot process: that one is
+ * set aside, and the ones before it stay claimed, for its state may hold
+ * part of it. */
+static void test_death_keeps_the_batch(void)
+{
+	int status;
+	pid_t pid;
+
+	CHECK(fill("in3", 20) == 0);
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		batches = messages = fail_with = 0;
+		die_at = 10;
+		in_name = "in3";
+		out_name = "out3";
+		run_tool();
+		_exit(0);
+	}
+	CHECK(pid > 0 && waitpid(pid, &status, 0) == pid);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == EX_DATAERR);
+	CHECK(count_in("in3", "bad") == 1);
+	CHECK(count_in("in3", "cur") == 9);
+	CHECK(count_in("in3", "new") == 10);
+}
+
 /* A stream input (a regular file, whose reads never wait) is one batch,
  * ended at its end. */
 static void test_stream_ends_one_batch(void)
@@ -202,6 +230,7 @@ int main(void)
 	}
 	test_batches_of_a_spool();
 	test_failed_batch_keeps_its_claims();
+	test_death_keeps_the_batch();
 	test_stream_ends_one_batch();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", top);
 	if (system(cmd) != 0)
