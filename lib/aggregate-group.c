@@ -194,7 +194,8 @@ static int id_seen(const struct agg_group *g, const char *id)
 static void id_insert(struct agg_group *g, size_t member)
 {
 	const struct agg_member *m = &g->m[member];
-	size_t i = id_slot(g, agg_member_id(g, m), m->id_len);
+	/* Only members with an id are inserted: its bytes follow the body. */
+	size_t i = id_slot(g, g->data.ptr + m->off + m->len + 1, m->id_len);
 
 	while (g->ids[i])
 		i = (i + 1) & (g->ids_cap - 1);
