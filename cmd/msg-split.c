@@ -124,6 +124,10 @@ static void account(struct tool *t, enum split_result r, uint64_t written,
 		tool_writer_failed(t->out);
 	case SPLIT_INVALID_WRITE_FAILED:
 		tool_writer_failed(t->invalid);
+	case SPLIT_TEMP_CREATE_FAILED:
+		die_errno(EX_CANTCREAT, "%s", err->ptr);
+	case SPLIT_TEMP_IO_FAILED:
+		die_errno(EX_IOERR, "%s", err->ptr);
 	case SPLIT_NO_MEMORY:
 		/* The machine's fault: a dir: input keeps the parent. */
 		name_parent(t, raw_name, h, &where);

@@ -894,6 +894,10 @@ static int load_body(struct body_source *src, struct buf *out)
 	return r;
 }
 
+/* divert()'s failure of the temporary copy, told apart from the
+ * writer's (-1): the parent is not at fault, and no output is. */
+#define DIVERT_READ_BACK_FAILED (-2)
+
 static int divert(struct frame_writer *invalid, struct headers *parent,
 		  const char *body, size_t len, struct tee *t, const char *reason)
 {
@@ -911,12 +915,26 @@ static int divert(struct frame_writer *invalid, struct headers *parent,
 	for (uint64_t at = 0; at < t->bytes && r == 0;) {
 		char chunk[65536];
 		ssize_t got = pread(t->fd, chunk, sizeof(chunk), (off_t)at);
-		if (got <= 0)
-			die_errno(EX_IOERR, "cannot read back the spooled message");
+		if (got <= 0) {
+			if (got == 0)
+				errno = EIO;	/* the copy is shorter than written */
+			return DIVERT_READ_BACK_FAILED;
+		}
 		r = frame_writer_body(invalid, chunk, (size_t)got);
 		at += (uint64_t)got;
 	}
 	return r < 0 ? -1 : frame_writer_end(invalid);
+}
+
+/* What err says when the temporary copy failed: that step alone, errno
+ * kept, in place of why the parent could not be split. */
+static void temp_failed(struct buf *err, const char *step)
+{
+	int saved = errno;
+
+	buf_reset(err);
+	buf_addstr(err, step);
+	errno = saved;
 }
 
 static int run_mode(struct splitter *s, struct sink *k, const char *body,
@@ -951,7 +969,7 @@ enum split_result splitter_run(struct splitter *s, struct headers *parent,
 	struct body_source teed = { tee_next, &t, src->length };
 	struct sink k;
 	enum split_result res = SPLIT_OK;
-	int source_failed = 0, rc, streaming;
+	int source_failed = 0, rc, streaming, saved_errno;
 	const char *body = NULL;
 
 	sink_init(&k, s, out, parent);
@@ -970,8 +988,11 @@ enum split_result splitter_run(struct splitter *s, struct headers *parent,
 	} else if (invalid) {
 		/* Streaming: keep a copy, so an invalid parent goes out whole. */
 		t.fd = tmpfile_open();
-		if (t.fd < 0)
-			die_errno(EX_CANTCREAT, "cannot create a temporary file");
+		if (t.fd < 0) {
+			temp_failed(err, "cannot create a temporary file");
+			res = SPLIT_TEMP_CREATE_FAILED;
+			goto out;
+		}
 		src = &teed;
 	}
 	/* An empty body has nothing to split (an outer split's marker, say):
@@ -1028,18 +1049,27 @@ enum split_result splitter_run(struct splitter *s, struct headers *parent,
 			}
 			if (t.write_errno) {
 				errno = t.write_errno;
-				die_errno(EX_IOERR, "cannot spool the invalid message");
+				temp_failed(err, "cannot spool the invalid message");
+				res = SPLIT_TEMP_IO_FAILED;
+				goto out;
 			}
-			if (divert(invalid, parent, body, whole.len, t.fd >= 0 ? &t : NULL,
-				   err->ptr) < 0)
+			rc = divert(invalid, parent, body, whole.len,
+				    t.fd >= 0 ? &t : NULL, err->ptr);
+			if (rc == DIVERT_READ_BACK_FAILED) {
+				temp_failed(err, "cannot read back the spooled message");
+				res = SPLIT_TEMP_IO_FAILED;
+			} else if (rc < 0) {
 				res = SPLIT_INVALID_WRITE_FAILED;
+			}
 		}
 	}
 out:
+	saved_errno = errno;	/* the caller tells why a step failed */
 	*written = k.written;
 	if (t.fd >= 0)
 		close(t.fd);
 	sink_release(&k);
 	buf_release(&whole);
+	errno = saved_errno;
 	return res;
 }
