@@ -7,6 +7,7 @@
 
 #include "diag.h"
 #include "io.h"
+#include "sizes.h"
 #include "message.h"
 #include "splitter.h"
 #include "tool.h"
@@ -186,7 +187,7 @@ static int raw_next(void *arg, const char **p, size_t *n)
 		}
 		return 0;
 	}
-	r = xread(rs->fd, rs->buf, 256 * 1024);
+	r = xread(rs->fd, rs->buf, IO_CHUNK);
 	if (r <= 0)
 		return (int)r;
 	*p = rs->buf;
@@ -206,7 +207,7 @@ static const char *raw_type(const struct raw_source *rs)
 
 static void split_raw(struct tool *t, int fd, const char *name, const char *file_name)
 {
-	struct raw_source rs = { fd, xmalloc(256 * 1024), 0, 1 };
+	struct raw_source rs = { fd, xmalloc(IO_CHUNK), 0, 1 };
 	struct body_source src = { raw_next, &rs, 0 };
 	struct headers h = HEADERS_INIT;
 	struct buf err = BUF_INIT;
@@ -215,7 +216,7 @@ static void split_raw(struct tool *t, int fd, const char *name, const char *file
 	enum split_result result;
 	ssize_t r;
 
-	r = xread(rs.fd, rs.buf, 256 * 1024);
+	r = xread(rs.fd, rs.buf, IO_CHUNK);
 	if (r < 0)
 		die_errno(EX_IOERR, "cannot read '%s'", name);
 	rs.n = (size_t)r;

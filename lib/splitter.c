@@ -15,6 +15,7 @@
 #include "diag.h"
 #include "id.h"
 #include "io.h"
+#include "sizes.h"
 #include "jsonscan.h"
 #include "jsonxml.h"
 #include "message.h"
@@ -903,6 +904,7 @@ static int divert(struct frame_writer *invalid, struct headers *parent,
 {
 	struct buf e = BUF_INIT;
 	uint64_t body_len = body ? len : t ? t->bytes : 0;
+	char *chunk;
 	int r = 0;
 
 	buf_addf(&e, "%s: %s", progname, reason);
@@ -912,17 +914,19 @@ static int divert(struct frame_writer *invalid, struct headers *parent,
 		return frame_writer_write(invalid, parent, body ? body : "", body ? len : 0);
 	if (frame_writer_begin(invalid, parent, t->bytes) < 0)
 		return -1;
+	chunk = xmalloc(IO_CHUNK);
 	for (uint64_t at = 0; at < t->bytes && r == 0;) {
-		char chunk[65536];
-		ssize_t got = pread(t->fd, chunk, sizeof(chunk), (off_t)at);
+		ssize_t got = pread(t->fd, chunk, IO_CHUNK, (off_t)at);
 		if (got <= 0) {
 			if (got == 0)
 				errno = EIO;	/* the copy is shorter than written */
+			free(chunk);
 			return DIVERT_READ_BACK_FAILED;
 		}
 		r = frame_writer_body(invalid, chunk, (size_t)got);
 		at += (uint64_t)got;
 	}
+	free(chunk);
 	return r < 0 ? -1 : frame_writer_end(invalid);
 }
 
