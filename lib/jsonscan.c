@@ -159,11 +159,6 @@ void jsonscan_release(struct jsonscan *s)
 	memset(s, 0, sizeof(*s));
 }
 
-uint64_t jsonscan_count(const struct jsonscan *s)
-{
-	return s->count;
-}
-
 /* ---- following the pointer ---- */
 
 /* Decode a (valid) member name in place; its new length. */
@@ -256,7 +251,6 @@ static int emit(struct chunk *c, size_t end)
 		buf_add(&s->elem, text, len);
 		text = s->elem.ptr, len = s->elem.len;
 	}
-	s->count++;
 	if (c->fn && c->fn(c->ctx, text, len) < 0)
 		return fail(c, end, "element handler stopped the scan");
 	buf_reset(&s->elem);
