@@ -114,8 +114,7 @@ static int skip_value(struct scan *s, enum json_type *type)
 	}
 }
 
-/* Unescaped token of the pointer into tok; returns the rest. */
-static const char *next_token(const char *ptr, struct buf *tok)
+const char *jsonptr_token(const char *ptr, struct buf *tok)
 {
 	buf_reset(tok);
 	for (; *ptr && *ptr != '/'; ptr++) {
@@ -236,7 +235,7 @@ int jsonptr_find(const char *text, size_t n, const char *pointer,
 		s.p += 3;
 	ws(&s);
 	while (r == 1 && *ptr == '/') {
-		ptr = next_token(ptr + 1, &tok);
+		ptr = jsonptr_token(ptr + 1, &tok);
 		ws(&s);
 		if (s.p >= s.end)
 			r = bad(&s, "value expected");
