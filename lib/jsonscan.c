@@ -5,7 +5,6 @@
  */
 #include "jsonscan-parts.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -244,7 +243,7 @@ static int begin_value(struct chunk *c)
 		s->in_key = 0;
 		s->str_start = s->offset + c->i;
 	} else if (next == ST_LITERAL) {
-		s->literal = b == 't' ? "true" : b == 'f' ? "false" : "null";
+		s->literal = jsonlex_literal(b);
 		s->lit_pos = 1;
 	} else if (next == ST_NUMBER) {
 		s->num = jsonlex_num_step(JSONLEX_NUM_START, b, &why);
@@ -424,7 +423,7 @@ static int st_hex(struct chunk *c)
 {
 	struct jsonscan *s = c->s;
 
-	if (!isxdigit(c->p[c->i]))
+	if (!jsonlex_is_hex(c->p[c->i]))
 		return fail_at(s, s->esc_start, "invalid \\u escape");
 	if (!--s->pending)
 		s->state = ST_STRING;

@@ -4,7 +4,6 @@
  */
 #include "jsonxml-parts.h"
 
-#include <ctype.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <string.h>
@@ -140,7 +139,7 @@ static int bad_hex(struct parser *P, size_t at, size_t quote)
 	for (k = at + 2; k < at + 6; k++) {
 		if (k >= P->n)
 			return fail_unterminated(P, quote);
-		if (!isxdigit(P->p[k]))
+		if (!jsonlex_is_hex(P->p[k]))
 			break;
 	}
 	return fail(P, at, "invalid \\u escape");
@@ -500,9 +499,7 @@ static int parse_value(struct parser *P, xmlNodePtr parent, int keyed)
 	case K_ARRAY: return parse_array(P, node);
 	case K_STRING: return parse_string(P, node);
 	case K_NUMBER: return parse_number(P, node);
-	case K_BOOLEAN:
-		return parse_literal(P, node, P->p[P->i] == 't' ? "true" : "false");
-	default: return parse_literal(P, node, "null");
+	default: return parse_literal(P, node, jsonlex_literal(P->p[P->i]));
 	}
 }
 
