@@ -164,7 +164,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct elements e = { BUF_INIT, 0 };
+	struct elements e = { BUF_INIT };
 	struct buf tree_err = BUF_INIT, scan_err = BUF_INIT;
 	const char *p = (const char *)data + 1, *pointer;
 	size_t n = size - 1;
