@@ -16,22 +16,4 @@ int jsonscan_parse_pointer(struct jsonscan *s, const char *pointer);
  * decodes the name in place. */
 int jsonscan_name_matches(struct jsonscan *s);
 
-/* Does the pointer still care about the members at this level? */
-static inline int level_on_path(const struct jsonscan *s)
-{
-	return s->target == TARGET_UNSEEN && s->depth <= s->ntok &&
-	       s->match + 1 >= s->depth;
-}
-
-/* A value starts directly in the array at the current level. */
-static inline void array_member(struct jsonscan *s)
-{
-	unsigned d = s->depth;
-
-	if (!level_on_path(s))
-		return;
-	s->match = s->index[d] == s->tok[d - 1].index ? d : d - 1;
-	s->index[d]++;
-}
-
 #endif

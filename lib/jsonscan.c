@@ -96,6 +96,24 @@ void jsonscan_release(struct jsonscan *s)
 
 /* ---- following the pointer ---- */
 
+/* Does the pointer still care about the members at this level? */
+static int level_on_path(const struct jsonscan *s)
+{
+	return s->target == TARGET_UNSEEN && s->depth <= s->ntok &&
+	       s->match + 1 >= s->depth;
+}
+
+/* A value starts directly in the array at the current level. */
+static void array_member(struct jsonscan *s)
+{
+	unsigned d = s->depth;
+
+	if (!level_on_path(s))
+		return;
+	s->match = s->index[d] == s->tok[d - 1].index ? d : d - 1;
+	s->index[d]++;
+}
+
 static void key_start(struct chunk *c)
 {
 	struct jsonscan *s = c->s;
