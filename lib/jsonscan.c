@@ -94,6 +94,11 @@ void jsonscan_release(struct jsonscan *s)
 	memset(s, 0, sizeof(*s));
 }
 
+uint64_t jsonscan_count(const struct jsonscan *s)
+{
+	return s->count;
+}
+
 /* ---- following the pointer ---- */
 
 /* Does the pointer still care about the members at this level? */
@@ -158,6 +163,7 @@ static int emit(struct chunk *c, size_t end)
 		buf_add(&s->elem, text, len);
 		text = s->elem.ptr, len = s->elem.len;
 	}
+	s->count++;
 	if (c->fn && c->fn(c->ctx, text, len) < 0)
 		return fail(c, end, "element handler stopped the scan");
 	buf_reset(&s->elem);

@@ -61,6 +61,7 @@ struct jsonscan {
 	int in_elem;
 	size_t elem_from;	/* where the element starts in the chunk */
 	struct buf elem;	/* its earlier part, when it spans chunks */
+	uint64_t count;
 
 	int failed;
 	struct buf err;		/* "offset N: reason" */
@@ -89,5 +90,8 @@ int jsonscan_feed(struct jsonscan *s, const char *p, size_t n,
  * incomplete or there is no value at the pointer ("no value at '/orders'").
  */
 int jsonscan_finish(struct jsonscan *s);
+
+/* How many elements were handed out so far. */
+uint64_t jsonscan_count(const struct jsonscan *s);
 
 #endif
