@@ -7,6 +7,7 @@
 
 #include "diag.h"
 #include "io.h"
+#include "sizes.h"
 #include "message.h"
 #include "splitter.h"
 #include "tool.h"
@@ -124,6 +125,10 @@ static void account(struct tool *t, enum split_result r, uint64_t written,
 		tool_writer_failed(t->out);
 	case SPLIT_INVALID_WRITE_FAILED:
 		tool_writer_failed(t->invalid);
+	case SPLIT_TEMP_CREATE_FAILED:
+		die_errno(EX_CANTCREAT, "%s", err->ptr);
+	case SPLIT_TEMP_IO_FAILED:
+		die_errno(EX_IOERR, "%s", err->ptr);
 	case SPLIT_NO_MEMORY:
 		/* The machine's fault: a dir: input keeps the parent. */
 		name_parent(t, raw_name, h, &where);
@@ -182,7 +187,7 @@ static int raw_next(void *arg, const char **p, size_t *n)
 		}
 		return 0;
 	}
-	r = xread(rs->fd, rs->buf, 256 * 1024);
+	r = xread(rs->fd, rs->buf, IO_CHUNK);
 	if (r <= 0)
 		return (int)r;
 	*p = rs->buf;
@@ -202,7 +207,7 @@ static const char *raw_type(const struct raw_source *rs)
 
 static void split_raw(struct tool *t, int fd, const char *name, const char *file_name)
 {
-	struct raw_source rs = { fd, xmalloc(256 * 1024), 0, 1 };
+	struct raw_source rs = { fd, xmalloc(IO_CHUNK), 0, 1 };
 	struct body_source src = { raw_next, &rs, 0 };
 	struct headers h = HEADERS_INIT;
 	struct buf err = BUF_INIT;
@@ -211,7 +216,7 @@ static void split_raw(struct tool *t, int fd, const char *name, const char *file
 	enum split_result result;
 	ssize_t r;
 
-	r = xread(rs.fd, rs.buf, 256 * 1024);
+	r = xread(rs.fd, rs.buf, IO_CHUNK);
 	if (r < 0)
 		die_errno(EX_IOERR, "cannot read '%s'", name);
 	rs.n = (size_t)r;

@@ -8,6 +8,7 @@
 #include "envelope.h"
 #include "frame.h"
 #include "io.h"
+#include "sizes.h"
 #include "message.h"
 #include "mimetypes.h"
 #include "rawin.h"
@@ -232,7 +233,7 @@ static void each_line(struct tool *t, int fd, const struct input *in, line_fn fn
 	int may_wait = io_read_may_wait(fd);
 	ssize_t r;
 
-	buf_grow(&buf, 256 * 1024);
+	buf_grow(&buf, IO_CHUNK);
 	for (;;) {
 		char *nl = memchr(buf.ptr + scanned, '\n', buf.len - scanned);
 		if (nl) {
@@ -245,7 +246,8 @@ static void each_line(struct tool *t, int fd, const struct input *in, line_fn fn
 		buf_setlen(&buf, buf.len - start);
 		scanned = buf.len;
 		start = 0;
-		if (buf_avail(&buf) < 64 * 1024)
+		/* Reads smaller than this would cost calls: double. */
+		if (buf_avail(&buf) < IO_CHUNK / 4)
 			buf_grow(&buf, buf.cap);
 		if (may_wait)	/* nothing waits in a buffer while we do */
 			frame_writers_flush_all();

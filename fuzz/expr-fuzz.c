@@ -37,13 +37,14 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 static void bind(const char *body, size_t n, unsigned ctl)
 {
 	struct buf err = BUF_INIT;
+	int status;
 
 	if ((ctl & 3) == 3)
 		expr_env_bind(env, &headers, body, n);
 	else
 		expr_env_bind_as(env, &headers, body, n, (enum body_kind)(ctl & 3));
 	if (ctl & 4)
-		expr_env_doc(env, &err);
+		expr_env_doc(env, &err, &status);
 	buf_release(&err);
 }
 

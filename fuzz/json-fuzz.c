@@ -21,7 +21,6 @@
 
 struct elements {
 	struct buf all;		/* each element's text, length first */
-	size_t count;
 };
 
 static int keep(void *ctx, const char *text, size_t n)
@@ -31,7 +30,6 @@ static int keep(void *ctx, const char *text, size_t n)
 	buf_addu64(&e->all, n);
 	buf_addch(&e->all, ':');
 	buf_add(&e->all, text, n);
-	e->count++;
 	return 0;
 }
 
@@ -54,7 +52,6 @@ static int scan(const char *pointer, const char *p, size_t n, size_t piece,
 		r = jsonscan_finish(&s);
 	if (r < 0)
 		buf_addstr(err, s.err.ptr);
-	REQUIRE(jsonscan_count(&s) == e->count);
 	jsonscan_release(&s);
 	return r;
 }
@@ -167,7 +164,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct elements e = { BUF_INIT, 0 };
+	struct elements e = { BUF_INIT };
 	struct buf tree_err = BUF_INIT, scan_err = BUF_INIT;
 	const char *p = (const char *)data + 1, *pointer;
 	size_t n = size - 1;

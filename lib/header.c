@@ -256,22 +256,6 @@ int headers_set_u64(struct headers *h, const char *name, unsigned long long v)
 	return headers_setn(h, name, tmp + i, sizeof(tmp) - i);
 }
 
-int headers_append_item(struct headers *h, const char *name, const char *item)
-{
-	const char *old = headers_get(h, name);
-	struct buf joined = BUF_INIT;
-	int r;
-
-	if (!old || !*old)
-		return headers_set(h, name, item);
-	buf_addstr(&joined, old);
-	buf_addstr(&joined, ", ");
-	buf_addstr(&joined, item);
-	r = headers_setn(h, name, joined.ptr, joined.len);
-	buf_release(&joined);
-	return r;
-}
-
 size_t headers_remove(struct headers *h, const char *name)
 {
 	size_t nlen = strlen(name), removed = 0;

@@ -59,8 +59,6 @@ int headers_setn(struct headers *h, const char *name, const char *value,
 int headers_set(struct headers *h, const char *name, const char *value);
 int headers_set_u64(struct headers *h, const char *name,
 		    unsigned long long v);
-/* Append item to a list header joined by ", " (Message-History). */
-int headers_append_item(struct headers *h, const char *name, const char *item);
 /* Remove every header called name; returns how many were removed. */
 size_t headers_remove(struct headers *h, const char *name);
 /* Parse "Name: value" (as given to -H) and add it; -1 if malformed. */

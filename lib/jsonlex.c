@@ -29,14 +29,11 @@ int jsonlex_hex4(const unsigned char *s, size_t n, uint32_t *v)
 	if (n < 4)
 		return -1;
 	for (i = 0; i < 4; i++) {
-		unsigned c = s[i], low = c | 0x20;
+		unsigned c = s[i];
 
-		if (jsonlex_is_digit(c))
-			x = x << 4 | (c - '0');
-		else if (low >= 'a' && low <= 'f')
-			x = x << 4 | (low - 'a' + 10);
-		else
+		if (!jsonlex_is_hex(c))
 			return -1;
+		x = x << 4 | (jsonlex_is_digit(c) ? c - '0' : (c | 0x20) - 'a' + 10);
 	}
 	*v = x;
 	return 0;

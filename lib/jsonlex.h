@@ -31,6 +31,20 @@ static inline int jsonlex_is_digit(unsigned c)
 	return c - '0' < 10;
 }
 
+static inline int jsonlex_is_hex(unsigned c)
+{
+	unsigned low = c | 0x20;
+
+	return jsonlex_is_digit(c) || (low >= 'a' && low <= 'f');
+}
+
+/* The literal a value that starts with byte b must be: "true", "false"
+ * or "null"; NULL when no literal starts so. */
+static inline const char *jsonlex_literal(unsigned b)
+{
+	return b == 't' ? "true" : b == 'f' ? "false" : b == 'n' ? "null" : NULL;
+}
+
 /* "'x'" for a printable byte, else "byte 0xNN": for messages. */
 const char *jsonlex_describe(unsigned c, char out[16]);
 

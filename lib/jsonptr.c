@@ -92,14 +92,13 @@ static int skip_value(struct scan *s, enum json_type *type)
 	case 't':
 	case 'f':
 	case 'n': {
-		static const char *const words[] = { "true", "false", "null" };
-		static const enum json_type types[] = { JSON_T_TRUE, JSON_T_FALSE, JSON_T_NULL };
-		int w = *s->p == 't' ? 0 : *s->p == 'f' ? 1 : 2;
-		size_t len = strlen(words[w]);
-		if ((size_t)(s->end - s->p) < len || memcmp(s->p, words[w], len))
+		const char *word = jsonlex_literal((unsigned char)*s->p);
+		size_t len = strlen(word);
+		if ((size_t)(s->end - s->p) < len || memcmp(s->p, word, len))
 			return bad(s, "invalid literal");
 		s->p += len;
-		*type = types[w];
+		*type = *word == 't' ? JSON_T_TRUE : *word == 'f' ? JSON_T_FALSE
+			: JSON_T_NULL;
 		return 0;
 	}
 	default:
@@ -114,8 +113,7 @@ static int skip_value(struct scan *s, enum json_type *type)
 	}
 }
 
-/* Unescaped token of the pointer into tok; returns the rest. */
-static const char *next_token(const char *ptr, struct buf *tok)
+const char *jsonptr_token(const char *ptr, struct buf *tok)
 {
 	buf_reset(tok);
 	for (; *ptr && *ptr != '/'; ptr++) {
@@ -236,7 +234,7 @@ int jsonptr_find(const char *text, size_t n, const char *pointer,
 		s.p += 3;
 	ws(&s);
 	while (r == 1 && *ptr == '/') {
-		ptr = next_token(ptr + 1, &tok);
+		ptr = jsonptr_token(ptr + 1, &tok);
 		ws(&s);
 		if (s.p >= s.end)
 			r = bad(&s, "value expected");

@@ -34,6 +34,10 @@ struct json_span {
  * text is not JSON where it was read (reason in err). */
 int jsonptr_find(const char *text, size_t n, const char *pointer,
 		 struct json_span *out, struct buf *err);
+/* The reference token of a pointer that starts at ptr (after its '/'),
+ * unescaped (~1 '/', ~0 '~') into tok; returns where the next one's '/'
+ * is, or the end. */
+const char *jsonptr_token(const char *ptr, struct buf *tok);
 /* The decoded UTF-8 of a string span (quotes included in the span). */
 int jsonptr_string(const struct json_span *v, struct buf *out);
 /* The span's text without whitespace outside strings (compact JSON). */

@@ -3,9 +3,8 @@
  * a JSON Pointer and hands out the elements of the array it finds there.
  * Its syntax rules and messages mirror jsonxml_parse exactly.
  */
-#include "jsonscan.h"
+#include "jsonscan-parts.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -30,8 +29,6 @@ enum state {
 	ST_NUMBER,		/* in a number, its state in s->num */
 	ST_LITERAL,		/* in true, false or null */
 };
-
-enum { TARGET_UNSEEN, TARGET_OPEN, TARGET_READ };
 
 /* The chunk being scanned, and where the scan is in it. */
 struct chunk {
@@ -65,68 +62,6 @@ static int fail_unexpected(struct chunk *c, const char *what)
 	return fail(c, c->i, "unexpected %s, %s", jsonlex_describe(c->p[c->i], d), what);
 }
 
-/* ---- the pointer ---- */
-
-static uint64_t token_index(const char *t, size_t len)
-{
-	uint64_t v = 0;
-	size_t k;
-
-	if (!len || (len > 1 && t[0] == '0'))
-		return UINT64_MAX;
-	for (k = 0; k < len; k++) {
-		if (!jsonlex_is_digit((unsigned char)t[k]) || v > (UINT64_MAX - 10) / 10)
-			return UINT64_MAX;
-		v = v * 10 + (uint64_t)(t[k] - '0');
-	}
-	return v;
-}
-
-/* One reference token from p up to the next '/' or the end, unescaped. */
-static int add_token(struct jsonscan *s, const char *p, size_t len)
-{
-	struct jsonscan_token *t = &s->tok[s->ntok++];
-	size_t k, w = 0;
-
-	t->name = xmalloc(len + 1);
-	for (k = 0; k < len; k++) {
-		if (p[k] != '~') {
-			t->name[w++] = p[k];
-		} else if (k + 1 < len && (p[k + 1] == '0' || p[k + 1] == '1')) {
-			t->name[w++] = p[++k] == '0' ? '~' : '/';
-		} else {
-			return -1;
-		}
-	}
-	t->name[w] = '\0';
-	t->len = w;
-	t->index = token_index(t->name, w);
-	return 0;
-}
-
-static int parse_pointer(struct jsonscan *s, const char *pointer)
-{
-	const char *p = pointer, *slash;
-	size_t count = 0;
-
-	if (*p && *p != '/')
-		return -1;
-	for (slash = p; (slash = strchr(slash, '/')); slash++)
-		count++;
-	s->tok = xmalloc((count ? count : 1) * sizeof(*s->tok));
-	s->index = xmalloc((count + 1) * sizeof(*s->index));
-	while (*p) {
-		const char *end = strchr(p + 1, '/');
-
-		if (!end)
-			end = p + strlen(p);
-		if (add_token(s, p + 1, (size_t)(end - p - 1)) < 0)
-			return -1;
-		p = end;
-	}
-	return 0;
-}
-
 int jsonscan_init(struct jsonscan *s, const char *pointer)
 {
 	memset(s, 0, sizeof(*s));
@@ -135,7 +70,7 @@ int jsonscan_init(struct jsonscan *s, const char *pointer)
 	buf_init(&s->err, 0);
 	s->pointer = xstrdup(pointer);
 	s->state = ST_VALUE;
-	if (parse_pointer(s, pointer) < 0) {
+	if (jsonscan_parse_pointer(s, pointer) < 0) {
 		buf_addf(&s->err, "malformed JSON pointer '%s'", pointer);
 		s->failed = 1;
 		errno = EINVAL;
@@ -165,34 +100,6 @@ uint64_t jsonscan_count(const struct jsonscan *s)
 }
 
 /* ---- following the pointer ---- */
-
-/* Decode a (valid) member name in place; its new length. */
-static size_t decode_name(char *k, size_t n)
-{
-	size_t r = 0, w = 0, len;
-	uint32_t cp;
-
-	while (r < n) {
-		if (k[r] != '\\') {
-			k[w++] = k[r++];
-			continue;
-		}
-		/* No longer than its escape: the name shrinks in place. */
-		len = jsonlex_unescape((unsigned char *)k + r, n - r, &cp);
-		r += len;
-		w += utf8_encode(cp, k + w);
-	}
-	return w;
-}
-
-/* Is the member name in s->key the pointer's token for this level? */
-static int name_matches(struct jsonscan *s)
-{
-	const struct jsonscan_token *t = &s->tok[s->depth - 1];
-	size_t len = decode_name(s->key.ptr, s->key.len);
-
-	return len == t->len && !memcmp(s->key.ptr, t->name, len);
-}
 
 /* Does the pointer still care about the members at this level? */
 static int level_on_path(const struct jsonscan *s)
@@ -238,7 +145,7 @@ static void key_end(struct chunk *c, size_t quote)
 		return;
 	s->key_wanted = 0;
 	buf_add(&s->key, c->p + s->key_from, quote - s->key_from);
-	if (name_matches(s))
+	if (jsonscan_name_matches(s))
 		s->match = s->depth;
 }
 
@@ -360,7 +267,7 @@ static int begin_value(struct chunk *c)
 		s->in_key = 0;
 		s->str_start = s->offset + c->i;
 	} else if (next == ST_LITERAL) {
-		s->literal = b == 't' ? "true" : b == 'f' ? "false" : "null";
+		s->literal = jsonlex_literal(b);
 		s->lit_pos = 1;
 	} else if (next == ST_NUMBER) {
 		s->num = jsonlex_num_step(JSONLEX_NUM_START, b, &why);
@@ -540,7 +447,7 @@ static int st_hex(struct chunk *c)
 {
 	struct jsonscan *s = c->s;
 
-	if (!isxdigit(c->p[c->i]))
+	if (!jsonlex_is_hex(c->p[c->i]))
 		return fail_at(s, s->esc_start, "invalid \\u escape");
 	if (!--s->pending)
 		s->state = ST_STRING;

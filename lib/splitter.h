@@ -73,6 +73,10 @@ enum split_result {
 	SPLIT_INVALID_WRITE_FAILED,	/* diverting to invalid failed */
 	SPLIT_NO_MEMORY,	/* libxml2 ran out of memory: err says where; the
 				 * parent is not at fault and is not diverted */
+	/* The temporary copy of a streamed parent, kept for the invalid
+	 * writer, failed: err names the step, errno says why. */
+	SPLIT_TEMP_CREATE_FAILED,	/* it could not be created */
+	SPLIT_TEMP_IO_FAILED,		/* written or read back */
 };
 
 /*

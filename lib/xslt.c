@@ -12,6 +12,7 @@
 #include <libxslt/xslt.h>
 #include <libxslt/xsltInternals.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -132,7 +133,7 @@ static int read_file(const char *path, struct buf *out)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	struct stat sb;
-	ssize_t n;
+	int r, saved;
 
 	if (fd < 0)
 		return -1;
@@ -141,15 +142,13 @@ static int read_file(const char *path, struct buf *out)
 		errno = EISDIR;
 		return -1;
 	}
-	buf_grow(out, (size_t)sb.st_size);
-	do {
-		buf_grow(out, 65536);
-		n = xread(fd, out->ptr + out->len, buf_avail(out));
-		if (n > 0)
-			buf_setlen(out, out->len + (size_t)n);
-	} while (n > 0);
+	/* Room for all of it, and a byte to see the end in one read. */
+	buf_grow(out, (size_t)sb.st_size + 1);
+	r = read_to_end(fd, out, SIZE_MAX);
+	saved = errno;
 	close(fd);
-	return n < 0 ? -1 : 0;
+	errno = saved;
+	return r < 0 ? -1 : 0;
 }
 
 /*

@@ -6,6 +6,7 @@
 load test_helper
 bats_require_minimum_version 1.5.0
 load fixtures/split/split
+load crash/build
 
 # usage_error MESSAGE ARGS...: msg-split ARGS exits 64 with MESSAGE and
 # the usage text on stderr, and writes nothing.
@@ -490,6 +491,37 @@ warned() {
 	run -74 --separate-stderr msg-split -r --invalid /dev/full -x /orders/order bad.xml
 	[[ ${stderr_lines[0]} == "msg-split: warning: message "*": File-Name bad.xml: body is not XML: "*": diverted to '/dev/full'" ]]
 	[ "${stderr_lines[1]}" = "msg-split: cannot write '/dev/full': No space left on device" ]
+}
+
+# spool_fails STATUS MESSAGE FAULT...: msg-split -r --invalid of a
+# streamed parent that is not XML, with its temporary copy in ./tmp and
+# the FAULT_ settings given, exits STATUS with MESSAGE alone on stderr and
+# diverts nothing.
+spool_fails() {
+	local status=$1 want=$2
+	shift 2
+	orders_with_error 3000 >bad.xml
+	mkdir -p tmp
+	cc_preload "$BATS_FILE_TMPDIR/faultinject.so" "$MSG_TOP/tests/faults/faultinject.c"
+	run "-$status" --separate-stderr faulty FAULT_PATH="$PWD/tmp/*" "$@" -- \
+		env TMPDIR="$PWD/tmp" msg-split -r --output out.msg --invalid inv.msg \
+		-x /orders/order bad.xml
+	[ "$stderr" = "msg-split: $want" ]
+	[ ! -s inv.msg ]
+}
+
+@test "errors: a streamed parent that cannot be kept for --invalid ends the tool: 73 without a temporary file, 74 when it cannot be written or read back" {
+	orders_with_error 3000 >bad.xml
+	run -73 --separate-stderr env TMPDIR="$PWD/none" msg-split -r --invalid inv.msg -x /orders/order bad.xml
+	[ -z "$output" ]
+	[ "$stderr" = "msg-split: cannot create a temporary file: No such file or directory" ]
+	[ ! -s inv.msg ]
+	spool_fails 74 "cannot spool the invalid message: Input/output error" FAULT_FUNCS=write
+	[ "$(cut -d' ' -f1 faults.log)" = write ]
+	rm faults.log
+	spool_fails 74 "cannot read back the spooled message: No space left on device" \
+		FAULT_FUNCS=pread FAULT_ERRNO=ENOSPC
+	[ "$(cut -d' ' -f1 faults.log)" = pread ]
 }
 
 @test "errors: --stats counts parents, children, invalid and empty ones" {

@@ -2,15 +2,16 @@
  * faultinject: an LD_PRELOAD shim that makes chosen system calls fail,
  * so tests can see what a tool does when the disk does.
  *
- *   FAULT_FUNCS  the calls to fail, joined by commas: write, fsync,
- *                fdatasync, rename, renameat, open, openat, renameat2,
- *                linkat, dirsync (nothing is failed when unset).
+ *   FAULT_FUNCS  the calls to fail, joined by commas: write, pread,
+ *                fsync, fdatasync, rename, renameat, open, openat,
+ *                renameat2, linkat, dirsync (nothing is failed when
+ *                unset).
  *                dirsync is an fsync or fdatasync of a directory: when
  *                it is listed, those calls count and are logged as
  *                dirsync, not as fsync or fdatasync
  *   FAULT_PATH   an fnmatch(3) pattern the call's file must match, as an
- *                absolute path (for write and fsync, the path the file
- *                descriptor refers to); default every file
+ *                absolute path (for write, pread and fsync, the path the
+ *                file descriptor refers to); default every file
  *   FAULT_AT     the first matching call to fail, counted from 1 over all
  *                the FAULT_FUNCS together (default 1)
  *   FAULT_COUNT  how many calls fail from there (default 1; 0: all)
@@ -194,6 +195,22 @@ ssize_t write(int fd, const void *p, size_t n)
 	}
 	return real_write(fd, p, n);
 }
+
+/* A file read back where it was written, as a temporary copy is. */
+ssize_t pread(int fd, void *p, size_t n, off_t at)
+{
+	static ssize_t (*real)(int, void *, size_t, off_t);
+
+	if (!real)
+		real = next_fn("pread");
+	if (should_fail("pread", fd, NULL)) {
+		errno = cfg.errnum;
+		return -1;
+	}
+	return real(fd, p, n, at);
+}
+
+ssize_t pread64(int fd, void *p, size_t n, off_t at) __attribute__((alias("pread")));
 
 /* What a sync of fd counts as: dirsync for a directory when that is
  * listed, so tests can tell the syncs of names from those of data. */

@@ -197,23 +197,6 @@ static void test_add_line(void)
 	headers_release(&h);
 }
 
-static void test_append_item(void)
-{
-	struct headers h = HEADERS_INIT;
-
-	CHECK(headers_append_item(&h, "Message-History", "msg-wrap") == 0);
-	CHECK_STR(headers_get(&h, "Message-History"), "msg-wrap");
-	CHECK(headers_append_item(&h, "message-history", "msg-split") == 0);
-	CHECK_STR(headers_get(&h, "Message-History"), "msg-wrap, msg-split");
-	add(&h, "Message-History", "stale duplicate");
-	CHECK(headers_append_item(&h, "Message-History", "msg-route") == 0);
-	CHECK_STR(dump(&h), "Message-History=msg-wrap, msg-split, msg-route;");
-	add(&h, "E", "");
-	CHECK(headers_append_item(&h, "E", "first") == 0);	/* no ", " lead */
-	CHECK_STR(headers_get(&h, "E"), "first");
-	headers_release(&h);
-}
-
 static void test_aliasing(void)
 {
 	struct headers h = HEADERS_INIT;
@@ -250,8 +233,6 @@ static void test_aliasing(void)
 	n = headers_name(&h, 1, NULL);
 	CHECK(headers_set(&h, n, "short now") == 0);
 	CHECK_STR(headers_get(&h, "Big"), "short now");
-	CHECK(headers_append_item(&h, "Big", headers_get(&h, "Big")) == 0);
-	CHECK_STR(headers_get(&h, "Big"), "short now, short now");
 	/* Part of a value: setn with a length shorter than the string. */
 	v = headers_get(&h, "Big");
 	CHECK(headers_setn(&h, "Part", v + 6, 3) == 0);
@@ -298,7 +279,6 @@ int main(void)
 	test_normalise();
 	test_names();
 	test_add_line();
-	test_append_item();
 	test_aliasing();
 	test_copy();
 	return unit_done();

@@ -113,6 +113,14 @@ static void test_bytes(void)
 	CHECK_STR(jsonlex_describe(0xff, d), "byte 0xff");
 	CHECK(jsonlex_hex4((const unsigned char *)"aF09", 4, &v) == 0 && v == 0xaf09);
 	CHECK(jsonlex_hex4((const unsigned char *)"aF0", 3, &v) < 0);
+	CHECK(jsonlex_hex4((const unsigned char *)"0g00", 4, &v) < 0);
+	/* Exactly 0-9, a-f, A-F: no byte whose low bits pass for one. */
+	for (unsigned c = 0; c < 256; c++)
+		CHECK(jsonlex_is_hex(c) == (strchr("0123456789abcdefABCDEF", (int)c) && c));
+	CHECK_STR(jsonlex_literal('t'), "true");
+	CHECK_STR(jsonlex_literal('f'), "false");
+	CHECK_STR(jsonlex_literal('n'), "null");
+	CHECK(jsonlex_literal('T') == NULL && jsonlex_literal('"') == NULL);
 	CHECK(jsonlex_space[' '] && jsonlex_space['\t'] && !jsonlex_space['\f']);
 	CHECK(jsonlex_plain['a'] && !jsonlex_plain['"'] && !jsonlex_plain['\\'] &&
 	      !jsonlex_plain[0x1f] && !jsonlex_plain[0x80]);
