@@ -10,14 +10,12 @@
 
 #include "diag.h"
 #include "io.h"
+#include "sizes.h"
 #include "timer.h"
-
-#define READ_CHUNK (256 * 1024)
 
 static const char raw_hint[] = "; not a message stream; wrap raw data with msg-wrap";
 
 static int starts_like_frame(const char *p, size_t n);
-
 
 void frame_reader_init(struct frame_reader *fr, int fd, const char *name)
 {
@@ -25,7 +23,7 @@ void frame_reader_init(struct frame_reader *fr, int fd, const char *name)
 	fr->fd = fd;
 	fr->may_wait = io_read_may_wait(fd);
 	fr->name = xstrdup(name);
-	fr->cap = READ_CHUNK + FRAME_HEADER_MAX;
+	fr->cap = IO_CHUNK + FRAME_HEADER_MAX;
 	fr->buf = xmalloc(fr->cap);
 	buf_init(&fr->err, 0);
 }
@@ -85,7 +83,7 @@ static int fill(struct frame_reader *fr)
 	if (fr->pos == fr->end) {
 		fr->base += fr->pos;
 		fr->pos = fr->end = 0;
-	} else if (fr->cap - fr->end < READ_CHUNK / 4) {
+	} else if (fr->cap - fr->end < IO_CHUNK / 4) {
 		memmove(fr->buf, fr->buf + fr->pos, fr->end - fr->pos);
 		fr->base += fr->pos;
 		fr->end -= fr->pos;
@@ -418,7 +416,7 @@ int frame_reader_body(struct frame_reader *fr, struct buf *out)
 	/* Reserve no more than a read's worth: the length is only a claim
 	 * until the bytes arrive. */
 	if (fr->in_body && fr->body_left == fr->body_len)
-		buf_grow(out, (size_t)(fr->body_len < READ_CHUNK ? fr->body_len : READ_CHUNK));
+		buf_grow(out, (size_t)(fr->body_len < IO_CHUNK ? fr->body_len : IO_CHUNK));
 	while ((r = frame_reader_chunk(fr, &p, &n)) > 0)
 		buf_add(out, p, n);
 	return r;

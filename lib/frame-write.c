@@ -12,8 +12,7 @@
 #include "channel.h"
 #include "diag.h"
 #include "io.h"
-
-#define WRITE_FLUSH_AT (64 * 1024)
+#include "sizes.h"
 
 static struct frame_writer *writers;
 

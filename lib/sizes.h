@@ -25,6 +25,13 @@
 #define IO_CHUNK (256 * 1024)
 
 /*
+ * A frame writer's buffer is written out once it holds this much: small
+ * frames go out many to a write(2), and a piece of a body this large
+ * goes straight out without a copy.
+ */
+#define WRITE_FLUSH_AT (64 * 1024)
+
+/*
  * The largest raw body (msg-wrap, msg-split -r) held in memory. Its length
  * must be known before its frame begins: a larger one from a pipe is
  * spooled to a temporary file, a larger file is read where it lies.

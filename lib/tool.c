@@ -425,7 +425,7 @@ static void divert_whole_file(struct tool *t, int fd, const char *name,
 	struct headers h;
 	struct buf err = BUF_INIT;
 	struct stat st;
-	char chunk[1 << 16];
+	char chunk[IO_CHUNK / 4];
 	off_t at = 0;
 
 	if (fstat(fd, &st) < 0)
