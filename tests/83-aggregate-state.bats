@@ -1,0 +1,242 @@
+#!/usr/bin/env bats
+# msg-aggregate with --state: groups kept across runs (one file per run,
+# as from cron), timers that keep their deadlines across a restart, late
+# members told across runs; SIGKILL at random points while it aggregates
+# a spool (tests/crash/run.sh): restarted until done, every group comes
+# out, whole, nothing lost; a second instance is kept out; and a store
+# whose disk fails (tests/faults) stops it cleanly for a rerun to finish.
+
+load test_helper
+bats_require_minimum_version 1.5.0
+load fixtures/aggregate/aggregate
+load crash/build
+load crash/startup
+
+setup_file() {
+	cc_preload "$BATS_FILE_TMPDIR/faultinject.so" "$MSG_TOP/tests/faults/faultinject.c"
+	# The kill windows start from the time msg-aggregate takes to start
+	# on an empty store: milliseconds as built, a third of a second more
+	# under AddressSanitizer.
+	STARTUP_MS=$(fastest_ms msg-aggregate --state "$BATS_FILE_TMPDIR/probe" --once </dev/null)
+	export STARTUP_MS
+	# 30 kills as built; under the sanitizers each start and each message
+	# cost more, so a third of the rounds, each longer, run the same
+	# paths for memory errors.
+	case $MSG_BIN in
+	*san*) export ROUNDS=10 WINDOW_MS=1500 ;;
+	*) export ROUNDS=30 WINDOW_MS=400 ;;
+	esac
+}
+
+agg() {
+	timeout -k 5 60 msg-aggregate "$@" >out.msg 2>err.txt
+}
+
+# spool_then_fault SETTING...: 20 groups of 10 in the spool in,
+# aggregated with --state st and the faults SETTING...; $status and
+# $stderr as run leaves them.
+spool_then_fault() {
+	member_spool in 20 10 5
+	run --separate-stderr faulty "$@" -- timeout -k 5 60 msg-aggregate --state st \
+		--separator , --once --output dir:out dir:in
+	echo "status $status: $stderr"
+}
+
+# rerun_completes: without faults, the next run finishes the spool and
+# every group is out, whole.
+rerun_completes() {
+	run -0 --separate-stderr timeout -k 5 60 msg-aggregate --state st --separator , \
+		--once --output dir:out dir:in
+	[ -z "$stderr" ]
+	[ "$(find in/new in/cur -type f | wc -l)" = 0 ]
+	run -0 check_groups out 20 10
+	echo "$output"
+}
+
+# ---- across runs ----
+
+@test "state: groups are kept across runs, one file a run, and released when complete" {
+	{
+		seq_member a1 A 1 a
+		seq_member b1 B 1 x
+	} >run1.msg
+	{
+		last_member a2 A 2 b
+		seq_member b2 B 2 y
+	} >run2.msg
+	{
+		seq_member a3 A 3 c
+		last_member b3 B 3 z
+	} >run3.msg
+	run -0 agg --state st --stats run1.msg
+	[ ! -s out.msg ]
+	stats_line in=2 members=2 open=2 >expect
+	expect_same expect err.txt
+	[ "$(stat -c %a st)" = 700 ]
+
+	run -0 agg --state st --stats run2.msg
+	result ab A 2 complete | results_are out.msg
+	stats_line in=2 members=2 released=1 complete=1 open=1 >expect
+	expect_same expect err.txt
+
+	# a3 is late: A's key was remembered across the restart.
+	run -0 agg --state st --at-end keep --late late.msg --stats run3.msg
+	result xyz B 3 complete | results_are out.msg
+	stats_line in=2 members=1 late=1 released=1 complete=1 open=0 >expect
+	expect_same expect err.txt
+	[ "$(grep -c '^Message-Id: a3$' late.msg)" = 1 ]
+}
+
+@test "state: --at-end flush ends the groups kept by earlier runs" {
+	seq_member a1 A 1 a >run1.msg
+	seq_member b1 B 1 x >run2.msg
+	run -0 agg --state st run1.msg
+	[ ! -s out.msg ]
+	run -0 agg --state st --at-end flush --stats run2.msg
+	expect_same <(summary out.msg | sort) <(printf '%s\n' 'A end 1 2-' 'B end 1 2-')
+	stats_line in=1 members=1 released=2 end=2 partial=2 >expect
+	expect_same expect err.txt
+	# Nothing is left for the next run.
+	run -0 agg --state st --stats </dev/null
+	[ ! -s out.msg ]
+	stats_line >expect
+	expect_same expect err.txt
+}
+
+@test "state: a timer keeps its deadline across a restart" {
+	local t0 ms
+	member a1 A a >run1.msg
+	member b1 B b >run2.msg
+	t0=${EPOCHREALTIME/./}
+	run -0 agg --state st -T 3s run1.msg
+	[ ! -s out.msg ]
+	# Within the deadline (when the machine was quick enough to tell):
+	# still open.
+	run -0 agg --state st -T 3s </dev/null
+	ms=$(((${EPOCHREALTIME/./} - t0) / 1000))
+	if [ "$ms" -lt 2500 ]; then
+		[ ! -s out.msg ]
+	fi
+	if [ "$ms" -lt 4000 ]; then
+		sleep "$(((4000 - ms) / 1000)).$(printf %03d $(((4000 - ms) % 1000)))"
+	fi
+	# Past it: the next run releases A at once, for its timeout, and B
+	# stays for its own.
+	run -0 agg --state st -T 3s --stats run2.msg
+	result a A 1 timeout | results_are out.msg
+	stats_line in=1 members=1 released=1 timeout=1 open=1 >expect
+	expect_same expect err.txt
+}
+
+@test "state: --on-limit fail leaves the spool for a later run with higher limits" {
+	member_spool in 30 4 30
+	run -75 agg --state st --max-groups 5 --on-limit fail --separator , \
+		--once --output dir:out dir:in
+	[ "$(grep -c . err.txt)" = 1 ]
+	grep -q '^msg-aggregate: .*max-groups' err.txt
+	[ "$(find in/new in/cur -type f | wc -l)" -gt 0 ]
+	[ "$(find in/bad -type f 2>/dev/null | wc -l)" = 0 ]
+	run -0 agg --state st --max-groups 50 --separator , --once --output dir:out dir:in
+	[ ! -s err.txt ]
+	[ "$(find in/new in/cur -type f | wc -l)" = 0 ]
+	run -0 check_groups out 30 4
+	echo "$output"
+	[ "${lines[-1]}" = 'extra copies: 0' ]
+}
+
+@test "state: a second instance on the same state directory exits 75" {
+	member_spool in 2 2 2
+	run -0 agg --state st </dev/null
+	run -75 --separate-stderr flock st/lock msg-aggregate --state st --once \
+		--output dir:out dir:in
+	[ "$stderr" = "msg-aggregate: cannot lock 'st/lock': state directory busy" ]
+	[ -z "$output" ]
+	# Nothing was taken.
+	[ "$(find in/new -type f | wc -l)" = 4 ]
+	[ ! -e out ] || [ "$(find out -type f | wc -l)" = 0 ]
+}
+
+# ---- a failing disk under the store ----
+
+@test "faults: EIO writing the store: exit 74, then a rerun completes" {
+	spool_then_fault FAULT_FUNCS=write FAULT_PATH='*/st/log.*' FAULT_AT=3
+	[ "$status" = 74 ]
+	[ "$stderr" = "msg-aggregate: cannot write 'st/log.0000000000000001': Input/output error" ]
+	[ "$(wc -l <faults.log)" = 1 ]
+	[ "$(find in/new in/cur -type f | wc -l)" -gt 0 ]
+	rerun_completes
+}
+
+@test "faults: a disk that stays full: exit 75, then a rerun completes" {
+	spool_then_fault FAULT_FUNCS=write FAULT_PATH='*/st/log.*' FAULT_AT=3 \
+		FAULT_COUNT=0 FAULT_ERRNO=ENOSPC
+	[ "$status" = 75 ]
+	[ "$stderr" = "msg-aggregate: cannot write 'st/log.0000000000000001': No space left on device" ]
+	[ "$(find in/new in/cur -type f | wc -l)" -gt 0 ]
+	rerun_completes
+}
+
+@test "faults: a write that fills the disk halfway: exit 75, the torn tail is dropped" {
+	spool_then_fault FAULT_FUNCS=write FAULT_PATH='*/st/log.*' FAULT_AT=3 \
+		FAULT_ERRNO=ENOSPC FAULT_PARTIAL=1
+	[ "$status" = 75 ]
+	[ "$stderr" = "msg-aggregate: cannot write 'st/log.0000000000000001': No space left on device" ]
+	rerun_completes
+}
+
+@test "faults: fsync EIO on the store: exit 74, then a rerun completes" {
+	spool_then_fault FAULT_FUNCS=fsync FAULT_PATH='*/st/log.*' FAULT_AT=2
+	[ "$status" = 74 ]
+	[ "$stderr" = "msg-aggregate: cannot sync 'st/log.0000000000000001': Input/output error" ]
+	rerun_completes
+}
+
+@test "faults: fsync ENOSPC on the store: exit 75, then a rerun completes" {
+	spool_then_fault FAULT_FUNCS=fsync FAULT_PATH='*/st/log.*' FAULT_AT=2 FAULT_ERRNO=ENOSPC
+	[ "$status" = 75 ]
+	[ "$stderr" = "msg-aggregate: cannot sync 'st/log.0000000000000001': No space left on device" ]
+	rerun_completes
+}
+
+@test "faults: below the store's free-space margin: exit 75, nothing taken" {
+	member_spool in 2 2 2
+	MSG_STORE_MIN_FREE=1000000T run -75 --separate-stderr timeout -k 5 60 \
+		msg-aggregate --state st --once --output dir:out dir:in
+	[[ $stderr == "msg-aggregate: cannot store in 'st': less than "*" bytes would be left free: No space left on device" ]]
+	[ "$(find in/new in/cur -type f | wc -l)" = 4 ]
+	[ ! -e out ] || [ "$(find out -type f | wc -l)" = 0 ]
+}
+
+# ---- SIGKILL at random points ----
+
+@test "crash: SIGKILL at random points, restarted until done: every group out, whole" {
+	local kills
+	# 10,000 members in 1,000 groups of 10, 50 groups open at a time.
+	member_spool in 1000 10 50
+	CRASH_SEED=13 CRASH_MIN_MS=$((STARTUP_MS + 10)) \
+		CRASH_MAX_MS=$((STARTUP_MS + WINDOW_MS)) \
+		run bash "$MSG_TOP/tests/crash/run.sh" "$ROUNDS" acks \
+		msg-aggregate --state st --separator , --output dir:out dir:in
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ $output == "$ROUNDS rounds, $ROUNDS killed, "* ]]
+	kills=$ROUNDS
+	echo "left after the kills: $(find in/new in/cur -type f | wc -l) members"
+	# The last run drains the spool and stops.
+	run -0 --separate-stderr timeout -k 5 120 msg-aggregate --state st --separator , \
+		--once --stats --output dir:out dir:in
+	echo "$stderr"
+	[[ $stderr == "msg-aggregate: stats: "*", open 0" ]]
+	[ "$(find in/new in/cur -type f | wc -l)" = 0 ]
+	[ "$(find in/bad -type f 2>/dev/null | wc -l)" = 0 ]
+	# A killed writer may leave a partial file in out/tmp, never in new/.
+	[ "$(find out/tmp -type f | wc -l)" -le "$kills" ]
+	run check_groups out 1000 10
+	echo "$output"
+	[ "$status" -eq 0 ]
+	# A copy only of what was in flight: a batch is at most 64 members,
+	# so at most 64 groups a kill.
+	[[ ${lines[-1]} =~ ^extra\ copies:\ ([0-9]+)$ ]]
+	echo "duplicates of in-flight results: ${BASH_REMATCH[1]} after $kills kills"
+	[ "${BASH_REMATCH[1]}" -le $((kills * 64)) ]
+}
