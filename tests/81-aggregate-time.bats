@@ -68,10 +68,10 @@ agg() {
 		member a3 A a3 "$(at 8)"
 		member a4 A a4 "$(at 11)"
 		member b1 B b1 "$(at 20)"
-		member c1 C c1 "$(at 30)"
+		member c1 C c1 "$(at 29)"
 	} >in.msg
 	# A: idle at 13, but its timeout at 10 comes first, at a4's 11,
-	# before a4 joins. B: timeout at 30, idle at 25: idle, at c1's 30.
+	# before a4 joins. B: timeout at 30, idle at 25: idle, at c1's 29.
 	run -0 agg --clock event -T 10s -i 5s --late late.msg in.msg
 	[ ! -s err.txt ]
 	{
@@ -82,6 +82,27 @@ agg() {
 	member a4 A a4 "$(at 11)" >expect
 	grep -v '^Error: ' late.msg >got
 	expect_same expect got
+}
+
+@test "event clock: both deadlines passed between two messages: the earlier one is the reason" {
+	{
+		member b1 B b1 "$(at 20)"
+		member c1 C c1 "$(at 40)"
+	} >in.msg
+	# B: idle at 25, timeout at 30; c1's 40 passes both, and the group
+	# met -i first, as it would have by the wall clock.
+	run -0 agg --clock event -T 10s -i 5s in.msg
+	[ ! -s err.txt ]
+	{
+		result b1 B 1 idle
+		result c1 C 1 end
+	} | results_are out.msg
+	# The other way round.
+	run -0 agg --clock event -T 5s -i 10s in.msg
+	{
+		result b1 B 1 timeout
+		result c1 C 1 end
+	} | results_are out.msg
 }
 
 @test "event clock: --remember forgets a released key after the duration" {
@@ -215,25 +236,41 @@ wide() {
 		}' "$@"
 }
 
+# blocked_run N ARG...: the members of wide in.msg through a pipe into
+# msg-aggregate -n 2 -T 200ms --on-limit block --stats ARG...; the
+# groups the table had no room for waited for a timer, so all but the
+# last N (those still open when the input ended, or not) timed out; and
+# every member came out once, in order but for those last N.
+blocked_run() {
+	local n=$1 groups
+	shift
+	run -0 timeout -k 5 60 bash -c 'cat in.msg | msg-aggregate -n 2 -T 200ms \
+		--on-limit block --stats "$@" >out.msg 2>err.txt' blocked_run "$@"
+	groups=$(count_frames in.msg)
+	summary out.msg >got
+	cat got
+	# Those released at the end of input in any order.
+	[ "$(head -n $((groups - n)) got | cut -d ' ' -f 1 | paste -sd ' ')" = \
+		"$(seq -f 'G%02g' 1 $((groups - n)) | paste -sd ' ')" ]
+	[ "$(tail -n "$n" got | cut -d ' ' -f 1 | sort | paste -sd ' ')" = \
+		"$(seq -f 'G%02g' $((groups - n + 1)) "$groups" | paste -sd ' ')" ]
+	[ "$(head -n $((groups - n)) got | grep -c ' timeout 1 -$')" = $((groups - n)) ]
+	[ "$(tail -n "$n" got | grep -c -E ' (timeout|end) 1 -$')" = "$n" ]
+	stats_line in="$groups" members="$groups" released="$groups" partial="$groups" \
+		timeout="$(grep -c ' timeout ' got)" end="$(grep -c ' end ' got || true)" >expect
+	expect_same expect err.txt
+	msg-unwrap -s '\n' out.msg | sort | cmp - <(msg-unwrap -s '\n' in.msg | sort)
+}
+
 @test "limits, block: a full table stops reading until -T makes room; a pipe waits, nothing is lost" {
 	# 20 groups of 20,000 bytes, 400,000 in all: the writer fills the
 	# pipe and waits while the aggregator holds two groups at a time.
 	wide 20 20000 >in.msg
-	run -0 timeout -k 5 60 bash -c 'cat in.msg | msg-aggregate -n 2 -T 200ms \
-		--max-groups 2 --on-limit block --stats >out.msg 2>err.txt'
-	stats_line in=20 members=20 released=20 timeout=20 partial=20 >expect
-	expect_same expect err.txt
-	[ "$(summary out.msg | paste -sd ' ')" = \
-		"$(for i in $(seq -w 1 20); do printf 'G%s timeout 1 -\n' "$i"; done | paste -sd ' ')" ]
-	msg-unwrap out.msg | cmp - <(msg-unwrap in.msg)
+	blocked_run 2 --max-groups 2
 }
 
 @test "limits, block: --max-bytes waits for a timer as --max-groups does" {
+	# Two members of 4,000 bytes fit in 10k, three do not.
 	wide 6 4000 >in.msg
-	run -0 timeout -k 5 60 bash -c 'cat in.msg | msg-aggregate -n 2 -T 200ms \
-		--max-bytes 10k --on-limit block --stats >out.msg 2>err.txt'
-	stats_line in=6 members=6 released=6 timeout=6 partial=6 >expect
-	expect_same expect err.txt
-	[ "$(summary out.msg | cut -d ' ' -f 1 | paste -sd ' ')" = 'G01 G02 G03 G04 G05 G06' ]
-	msg-unwrap out.msg | cmp - <(msg-unwrap in.msg)
+	blocked_run 2 --max-bytes 10k
 }

@@ -19,12 +19,12 @@ setup_file() {
 	# under AddressSanitizer.
 	STARTUP_MS=$(fastest_ms msg-aggregate --state "$BATS_FILE_TMPDIR/probe" --once </dev/null)
 	export STARTUP_MS
-	# 30 kills as built; under the sanitizers each start and each message
-	# cost more, so a third of the rounds, each longer, run the same
-	# paths for memory errors.
+	# Up to 60 kills as built; under the sanitizers each start and each
+	# message cost more, so a third of the rounds, each longer, run the
+	# same paths for memory errors.
 	case $MSG_BIN in
-	*san*) export ROUNDS=10 WINDOW_MS=1500 ;;
-	*) export ROUNDS=30 WINDOW_MS=400 ;;
+	*san*) export ROUNDS=20 WINDOW_MS=2000 ;;
+	*) export ROUNDS=60 WINDOW_MS=800 ;;
 	esac
 }
 
@@ -47,7 +47,13 @@ spool_then_fault() {
 rerun_completes() {
 	run -0 --separate-stderr timeout -k 5 60 msg-aggregate --state st --separator , \
 		--once --output dir:out dir:in
-	[ -z "$stderr" ]
+	# Members the failed run had stored but not yet taken from the spool
+	# come again: duplicates, or late when their group is out.
+	echo "$stderr"
+	local line
+	for line in "${stderr_lines[@]}"; do
+		[[ $line == "msg-aggregate: warning: message "* ]]
+	done
 	[ "$(find in/new in/cur -type f | wc -l)" = 0 ]
 	run -0 check_groups out 20 10
 	echo "$output"
@@ -161,7 +167,8 @@ rerun_completes() {
 @test "faults: EIO writing the store: exit 74, then a rerun completes" {
 	spool_then_fault FAULT_FUNCS=write FAULT_PATH='*/st/log.*' FAULT_AT=3
 	[ "$status" = 74 ]
-	[ "$stderr" = "msg-aggregate: cannot write 'st/log.0000000000000001': Input/output error" ]
+	[[ $stderr == "msg-aggregate: "*"cannot write 'st/log.0000000000000001': Input/output error" ]]
+	[ "${#stderr_lines[@]}" = 1 ]
 	[ "$(wc -l <faults.log)" = 1 ]
 	[ "$(find in/new in/cur -type f | wc -l)" -gt 0 ]
 	rerun_completes
@@ -171,7 +178,8 @@ rerun_completes() {
 	spool_then_fault FAULT_FUNCS=write FAULT_PATH='*/st/log.*' FAULT_AT=3 \
 		FAULT_COUNT=0 FAULT_ERRNO=ENOSPC
 	[ "$status" = 75 ]
-	[ "$stderr" = "msg-aggregate: cannot write 'st/log.0000000000000001': No space left on device" ]
+	[[ $stderr == "msg-aggregate: "*"cannot write 'st/log.0000000000000001': No space left on device" ]]
+	[ "${#stderr_lines[@]}" = 1 ]
 	[ "$(find in/new in/cur -type f | wc -l)" -gt 0 ]
 	rerun_completes
 }
@@ -180,21 +188,24 @@ rerun_completes() {
 	spool_then_fault FAULT_FUNCS=write FAULT_PATH='*/st/log.*' FAULT_AT=3 \
 		FAULT_ERRNO=ENOSPC FAULT_PARTIAL=1
 	[ "$status" = 75 ]
-	[ "$stderr" = "msg-aggregate: cannot write 'st/log.0000000000000001': No space left on device" ]
+	[[ $stderr == "msg-aggregate: "*"cannot write 'st/log.0000000000000001': No space left on device" ]]
+	[ "${#stderr_lines[@]}" = 1 ]
 	rerun_completes
 }
 
 @test "faults: fsync EIO on the store: exit 74, then a rerun completes" {
 	spool_then_fault FAULT_FUNCS=fsync FAULT_PATH='*/st/log.*' FAULT_AT=2
 	[ "$status" = 74 ]
-	[ "$stderr" = "msg-aggregate: cannot sync 'st/log.0000000000000001': Input/output error" ]
+	[[ $stderr == "msg-aggregate: "*"cannot sync 'st/log.0000000000000001': Input/output error" ]]
+	[ "${#stderr_lines[@]}" = 1 ]
 	rerun_completes
 }
 
 @test "faults: fsync ENOSPC on the store: exit 75, then a rerun completes" {
 	spool_then_fault FAULT_FUNCS=fsync FAULT_PATH='*/st/log.*' FAULT_AT=2 FAULT_ERRNO=ENOSPC
 	[ "$status" = 75 ]
-	[ "$stderr" = "msg-aggregate: cannot sync 'st/log.0000000000000001': No space left on device" ]
+	[[ $stderr == "msg-aggregate: "*"cannot sync 'st/log.0000000000000001': No space left on device" ]]
+	[ "${#stderr_lines[@]}" = 1 ]
 	rerun_completes
 }
 
@@ -202,7 +213,8 @@ rerun_completes() {
 	member_spool in 2 2 2
 	MSG_STORE_MIN_FREE=1000000T run -75 --separate-stderr timeout -k 5 60 \
 		msg-aggregate --state st --once --output dir:out dir:in
-	[[ $stderr == "msg-aggregate: cannot store in 'st': less than "*" bytes would be left free: No space left on device" ]]
+	[[ $stderr == "msg-aggregate: "*"cannot store in 'st': less than "*" bytes would be left free: No space left on device" ]]
+	[ "${#stderr_lines[@]}" = 1 ]
 	[ "$(find in/new in/cur -type f | wc -l)" = 4 ]
 	[ ! -e out ] || [ "$(find out -type f | wc -l)" = 0 ]
 }
@@ -210,27 +222,36 @@ rerun_completes() {
 # ---- SIGKILL at random points ----
 
 @test "crash: SIGKILL at random points, restarted until done: every group out, whole" {
-	local kills
+	local kills=0 seed=13
 	# 10,000 members in 1,000 groups of 10, 50 groups open at a time.
 	member_spool in 1000 10 50
-	CRASH_SEED=13 CRASH_MIN_MS=$((STARTUP_MS + 10)) \
-		CRASH_MAX_MS=$((STARTUP_MS + WINDOW_MS)) \
-		run bash "$MSG_TOP/tests/crash/run.sh" "$ROUNDS" acks \
-		msg-aggregate --state st --separator , --output dir:out dir:in
-	echo "$output"
-	[ "$status" -eq 0 ]
-	[[ $output == "$ROUNDS rounds, $ROUNDS killed, "* ]]
-	kills=$ROUNDS
-	echo "left after the kills: $(find in/new in/cur -type f | wc -l) members"
+	# Killed and started again, ten times a round, until the spool is
+	# empty or the rounds are up.
+	while [ "$kills" -lt "$ROUNDS" ] && [ "$(find in/new in/cur -type f | wc -l)" -gt 0 ]; do
+		CRASH_SEED=$seed CRASH_MIN_MS=$((STARTUP_MS + 10)) \
+			CRASH_MAX_MS=$((STARTUP_MS + WINDOW_MS)) \
+			run bash "$MSG_TOP/tests/crash/run.sh" 10 acks \
+			msg-aggregate --state st --separator , --output dir:out dir:in
+		echo "$output"
+		[ "$status" -eq 0 ]
+		[[ $output == "10 rounds, 10 killed, "* ]]
+		kills=$((kills + 10)) seed=$((seed + 1))
+		echo "left after $kills kills: $(find in/new in/cur -type f | wc -l) members"
+	done
+	[ "$kills" -ge 20 ]
 	# The last run drains the spool and stops.
 	run -0 --separate-stderr timeout -k 5 120 msg-aggregate --state st --separator , \
 		--once --stats --output dir:out dir:in
+	# Members read again after a kill, whose group was released, are
+	# late: a warning each.
 	echo "$stderr"
-	[[ $stderr == "msg-aggregate: stats: "*", open 0" ]]
+	[[ ${stderr_lines[-1]} == "msg-aggregate: stats: "*", open 0" ]]
 	[ "$(find in/new in/cur -type f | wc -l)" = 0 ]
 	[ "$(find in/bad -type f 2>/dev/null | wc -l)" = 0 ]
-	# A killed writer may leave a partial file in out/tmp, never in new/.
-	[ "$(find out/tmp -type f | wc -l)" -le "$kills" ]
+	# A killed writer may leave files in out/tmp, a batch's at most,
+	# never a partial one in new/ (check_groups reads them all).
+	echo "left in out/tmp: $(find out/tmp -type f | wc -l)"
+	[ "$(find out/tmp -type f | wc -l)" -le $((kills * 64)) ]
 	run check_groups out 1000 10
 	echo "$output"
 	[ "$status" -eq 0 ]
