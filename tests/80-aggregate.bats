@@ -642,6 +642,27 @@ stacked() {
 	grep -q '^msg-aggregate: in\.msg: message 1 (Message-Id a1): ' err.txt
 }
 
+@test "expired: an expired message is no member: to --dead-letter, or dropped with a warning" {
+	{
+		member a1 A a
+		member e1 A e 'Expires: 2000-01-01T00:00:00.000Z'
+		member a2 A b
+	} >in.msg
+	run -0 agg -n 2 --dead-letter dead.msg in.msg
+	result ab A 2 count | results_are out.msg
+	[ ! -s err.txt ]
+	[ "$(count_frames dead.msg)" = 1 ]
+	[ "$(grep -c '^Error: msg-aggregate: ' dead.msg)" = 1 ]
+	grep -v '^Error: ' dead.msg >got
+	member e1 A e 'Expires: 2000-01-01T00:00:00.000Z' | expect_same - got
+	run -0 agg -n 2 --stats in.msg
+	result ab A 2 count | results_are out.msg
+	[ "$(grep -c . err.txt)" = 2 ]
+	grep -q '^msg-aggregate: .*\be1\b' err.txt
+	stats_line in=3 members=2 expired=1 released=1 count=1 >expect
+	expect_same expect <(tail -n 1 err.txt)
+}
+
 # ---- statistics and usage ----
 
 @test "stats: every counter, on one line at exit" {

@@ -274,3 +274,21 @@ blocked_run() {
 	wide 6 4000 >in.msg
 	blocked_run 2 --max-bytes 10k
 }
+
+@test "limits, block: a group at --max-members waits for its timer; the next member starts a new group" {
+	for i in 1 2 3 4 5; do
+		member "a$i" A "a$i"
+	done >in.msg
+	# As with release-oldest, the group is released before the member
+	# that would pass the limit joins: nothing is lost, nothing is late.
+	run -0 timeout -k 5 60 bash -c 'cat in.msg | msg-aggregate -n 5 --max-members 2 \
+		-T 300ms --on-limit block --late late.msg >out.msg 2>err.txt'
+	[ ! -s err.txt ]
+	[ ! -s late.msg ]
+	summary out.msg >got
+	cat got
+	[ "$(head -n 2 got)" = "$(printf '%s\n' 'A timeout 2 -' 'A timeout 2 -')" ]
+	[[ $(sed -n 3p got) =~ ^A\ (timeout|end)\ 1\ -$ ]]
+	[ "$(grep -c . got)" = 3 ]
+	[ "$(msg-unwrap -s ' ' out.msg)" = 'a1a2 a3a4 a5' ]
+}
