@@ -150,6 +150,27 @@ rerun_completes() {
 	[ "${lines[-1]}" = 'extra copies: 0' ]
 }
 
+@test "state: a restart takes back every stored group whatever the limits; the next member makes room" {
+	{
+		seq_member a1 A 1 a
+		seq_member b1 B 1 b
+		seq_member c1 C 1 c
+	} >run1.msg
+	seq_member d1 D 1 d >run2.msg
+	run -0 agg --state st run1.msg
+	[ ! -s out.msg ]
+	# One group allowed now: the three stored come back, and D's first
+	# member releases them, oldest first, to fit.
+	run -0 agg --state st --max-groups 1 --stats run2.msg
+	{
+		result a A 1 limit 2-
+		result b B 1 limit 2-
+		result c C 1 limit 2-
+	} | results_are out.msg
+	stats_line in=1 members=1 released=3 limit=3 partial=3 open=1 >expect
+	expect_same expect err.txt
+}
+
 @test "state: a second instance on the same state directory exits 75" {
 	member_spool in 2 2 2
 	run -0 agg --state st </dev/null
