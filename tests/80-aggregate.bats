@@ -224,6 +224,10 @@ complete_and_open() {
 	run -0 agg --at-end discard in.msg
 	[ ! -s err.txt ]
 	result ab A 2 complete | results_are out.msg
+	# Counted where --stats counts the groups still open at the end.
+	run -0 agg --at-end discard --stats in.msg
+	stats_line in=4 members=4 released=1 complete=1 open=2 >expect
+	expect_same expect err.txt
 }
 
 @test "at-end fail: open groups are dropped, exit 65 naming how many" {
