@@ -552,6 +552,42 @@ EOF
 		'Aggregate-Reason: count' | results_are out.msg
 }
 
+@test "headers: Content-Type is the kind's for XML and JSON, the members' own if shared, else none" {
+	{
+		frame '<a/>' 'Message-Id: x1' 'Correlation-Id: X' 'Content-Type: text/xml'
+		frame '<b/>' 'Message-Id: x2' 'Correlation-Id: X' 'Content-Type: application/atom+xml'
+		frame '1' 'Message-Id: j1' 'Correlation-Id: J' 'Content-Type: application/json'
+		frame '[2]' 'Message-Id: j2' 'Correlation-Id: J' 'Content-Type: application/json'
+		frame 'a,b' 'Message-Id: t1' 'Correlation-Id: T' 'Content-Type: text/csv'
+		frame 'c' 'Message-Id: t2' 'Correlation-Id: T' 'Content-Type: text/plain'
+		frame 'u' 'Message-Id: u1' 'Correlation-Id: U' 'Content-Type: text/csv'
+		frame 'v' 'Message-Id: u2' 'Correlation-Id: U' 'Content-Type: text/csv'
+	} >in.msg
+	run -0 agg -n 2 in.msg
+	[ ! -s err.txt ]
+	fields out.msg Correlation-Id Content-Type >got
+	printf '%s\t%s\t%s\n' X application/xml '<aggregate><a/><b/></aggregate>' \
+		J application/json '[1,[2]]' T - 'a,bc' U text/csv uv >expect
+	expect_same expect got
+}
+
+@test "headers: a Message-History the members share is kept, and MSG_HISTORY adds this step" {
+	{
+		member a1 A a 'Message-History: intake, split'
+		member a2 A b 'Message-History: intake, split'
+	} >in.msg
+	MSG_HISTORY=gather run -0 agg -n 2 in.msg
+	[ ! -s err.txt ]
+	[ "$(grep '^Message-History: ' out.msg)" = 'Message-History: intake, split, gather' ]
+	# Members that came different ways share no history.
+	{
+		member b1 B a 'Message-History: intake, split'
+		member b2 B b 'Message-History: intake, retry, split'
+	} >in.msg
+	MSG_HISTORY=gather run -0 agg -n 2 in.msg
+	[ "$(grep '^Message-History: ' out.msg)" = 'Message-History: gather' ]
+}
+
 # stacked STACK: a sequence of two text members carrying Sequence-Stack
 # STACK, aggregated; the stable result in got.
 stacked() {
