@@ -372,7 +372,7 @@ over_limit() {
 	stable out.msg | head -n 7 >got
 	expect_same expect got
 	# d1 was left unread.
-	run -1 grep -q d1 out.msg
+	run -1 grep -q '^D ' <(summary out.msg)
 	[ "$(grep -c . err.txt)" = 1 ]
 	grep -q '^msg-aggregate: .*max-groups.*\bd1\b' err.txt
 
@@ -380,7 +380,7 @@ over_limit() {
 		member "a$i" A "a$i"
 	done >members.msg
 	run -75 agg -n 5 --max-members 2 --on-limit "$1" members.msg
-	run -1 grep -q a3 out.msg
+	run -1 grep -q a3 <(msg-unwrap out.msg)
 	[ "$(grep -c . err.txt)" = 1 ]
 	grep -q '^msg-aggregate: .*max-members.*\ba3\b' err.txt
 
@@ -390,7 +390,7 @@ over_limit() {
 		big c1 C c
 	} >bytes.msg
 	run -75 agg -n 2 --max-bytes 10k --on-limit "$1" bytes.msg
-	run -1 grep -q ccc out.msg
+	run -1 grep -q '^C ' <(summary out.msg)
 	[ "$(grep -c . err.txt)" = 1 ]
 	grep -q '^msg-aggregate: .*max-bytes.*\bc1\b' err.txt
 }
