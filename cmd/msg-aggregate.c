@@ -58,10 +58,10 @@ static struct tool_counter counters[] = {
 	{ "invalid", 0 }, { "expired", 0 }, { "released", 0 },
 	{ "complete", 0 }, { "count", 0 }, { "until", 0 }, { "timeout", 0 },
 	{ "idle", 0 }, { "close", 0 }, { "end", 0 }, { "limit", 0 },
-	{ "partial", 0 }, { "open", 0 }, { NULL, 0 },
+	{ "partial", 0 }, { "discarded", 0 }, { "open", 0 }, { NULL, 0 },
 };
 enum { C_IN, C_MEMBERS, C_DUPLICATES, C_LATE, C_INVALID, C_EXPIRED,
-       C_RELEASED, C_REASONS, C_PARTIAL = C_REASONS + 8, C_OPEN };
+       C_RELEASED, C_REASONS, C_PARTIAL = C_REASONS + 8, C_DISCARDED, C_OPEN };
 
 enum {
 	OPT_CLOSE_ON = 0x100, OPT_INCLUDE_CLOSE, OPT_AT_END, OPT_SEPARATOR,
@@ -552,6 +552,7 @@ static void finish(struct tool *t)
 	for (int r = AGG_COMPLETE; r <= AGG_LIMIT; r++)
 		counters[C_REASONS + r - AGG_COMPLETE].n = st->by_reason[r];
 	counters[C_PARTIAL].n = st->partial;
+	counters[C_DISCARDED].n = st->discarded;
 	counters[C_OPEN].n = aggregator_open_groups(agg);
 	if (opt.at_end == AGGR_FAIL_END && open > 0)
 		die(EX_DATAERR, "%lld group%s still open at the end of input",
@@ -579,9 +580,9 @@ int main(int argc, char **argv)
 	setup(&t);
 	tool_open_outputs(&t);
 	if (opt.partial)
-		partial_out = tool_open_output(opt.partial);
+		partial_out = tool_add_output(&t, opt.partial);
 	if (opt.late)
-		late_out = tool_open_output(opt.late);
+		late_out = tool_add_output(&t, opt.late);
 	if (aggregator_restore(agg, clock_now_ms()) < 0)
 		state_failed("cannot read the state");
 	batch_end(&t);

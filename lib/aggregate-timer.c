@@ -152,17 +152,24 @@ int64_t agg_next_deadline(struct agg_table *t)
 struct agg_group *agg_expired(struct agg_table *t, int64_t now,
 			      enum agg_reason *reason)
 {
-	int64_t d;
-	struct agg_group *g;
+	int64_t da = 0, db = 0;
+	struct agg_group *ga, *gb;
 
 	settle_idle(t);
-	if ((g = next_of(t, HEAP_FIRST, &d)) && d <= now) {
-		*reason = AGG_TIMEOUT;
-		return g;
-	}
-	if ((g = next_of(t, HEAP_LAST, &d)) && d <= now) {
+	ga = next_of(t, HEAP_FIRST, &da);
+	gb = next_of(t, HEAP_LAST, &db);
+	if (ga && da > now)
+		ga = NULL;
+	if (gb && db > now)
+		gb = NULL;
+	/* Both passed: the earlier deadline was met first. The top of each
+	 * heap is the earliest of its kind, so the group of the earlier one
+	 * met no deadline of the other kind before it. Ties: timeout. */
+	if (gb && (!ga || db < da)) {
 		*reason = AGG_IDLE;
-		return g;
+		return gb;
 	}
-	return NULL;
+	if (ga)
+		*reason = AGG_TIMEOUT;
+	return ga;
 }

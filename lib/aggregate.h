@@ -176,9 +176,9 @@ struct agg_group *agg_next_group(struct agg_table *t, struct agg_group *after);
 struct agg_group *agg_oldest(const struct agg_table *t);
 /* The earliest --timeout or --idle deadline of any group, 0 if none. */
 int64_t agg_next_deadline(struct agg_table *t);
-/* A group whose deadline is at or before now, with the reason
- * (AGG_TIMEOUT before AGG_IDLE), or NULL. O(log n); release or remove
- * it before asking again. */
+/* A group whose deadline is at or before now, with the reason of the
+ * earliest deadline passed (AGG_TIMEOUT on a tie), or NULL. O(log n);
+ * release or remove it before asking again. */
 struct agg_group *agg_expired(struct agg_table *t, int64_t now,
 			      enum agg_reason *reason);
 

@@ -209,6 +209,15 @@ void tool_open_outputs(struct tool *t)
 	}
 }
 
+struct frame_writer *tool_add_output(struct tool *t, const char *addr)
+{
+	/* Several outputs: a reader gone from one must not kill us. */
+	signal(SIGPIPE, SIG_IGN);
+	t->more = xrealloc(t->more, (t->nmore + 1) * sizeof(*t->more));
+	t->more[t->nmore] = tool_open_output(addr);
+	return t->more[t->nmore++];
+}
+
 int tool_open_input(const char *addr)
 {
 	return input_open(addr);
@@ -545,6 +554,10 @@ static void close_output(struct frame_writer *fw)
 
 void tool_finish(struct tool *t)
 {
+	while (t->nmore)
+		close_output(t->more[--t->nmore]);
+	free(t->more);
+	t->more = NULL;
 	close_output(t->dead_letter);
 	t->dead_letter = NULL;
 	close_output(t->invalid);

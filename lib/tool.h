@@ -74,6 +74,8 @@ struct tool {
 	struct frame_writer *out;
 	struct frame_writer *invalid;
 	struct frame_writer *dead_letter;	/* with TOOL_EXPIRES */
+	struct frame_writer **more;	/* tool_add_output's, in order */
+	size_t nmore;
 
 	struct tool_counter *counters;	/* NULL-name-terminated, for --stats */
 	struct frame_reader *current;	/* the input being read, for messages */
@@ -91,6 +93,9 @@ _Noreturn void tool_usage_error(struct tool *t, const char *fmt, ...)
 void tool_open_outputs(struct tool *t);
 /* Open a further output channel, dying with exit 73 if it cannot be. */
 struct frame_writer *tool_open_output(const char *addr);
+/* The same for a channel of the tool's own (msg-aggregate --partial):
+ * tool_finish flushes and closes it, checked, with the others. */
+struct frame_writer *tool_add_output(struct tool *t, const char *addr);
 
 /*
  * Call fn once per frame of every input operand (default "-"), in order.
