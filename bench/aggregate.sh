@@ -17,32 +17,40 @@
 #
 # memory: msg-aggregate -n 10 on both orders. Target: at least 500,000
 #         messages per second on each. Peak RSS with 100 and with all
-#         groups open, and with 100 open on a tenth of the messages:
-#         memory must follow the open groups, not the size of the input,
-#         so the peak with 100 open groups may grow by at most 25% with
-#         ten times the input.
-# state:  msg-aggregate --state DIR -n 10, all groups open, a new state
-#         directory in the scratch directory for each run (the file
-#         system is named in the output: on a tmpfs fsync costs nothing).
-#         Target: at least 50,000 messages per second. The fsync(2) and
-#         fdatasync(2) calls per 1,000 messages are counted by strace -c
-#         -f (the tool does not print the store's own count), when strace
-#         is installed. At tens of seconds a run, it runs best of
-#         BENCH_STATE_RUNS (default BENCH_RUNS, at most 2).
+#         groups open, and with 100 open on a tenth of the messages.
+#         Memory must follow the open groups, not the size of the input:
+#         with the keys of released groups forgotten at once (--remember
+#         1ms), the peak with 100 open groups may grow by at most 25%
+#         with ten times the input. What the remembered keys take by
+#         default (an hour's worth, bounded by --max-bytes) and what one
+#         member held takes are reported.
+# state:  msg-aggregate --state DIR -n 10, all groups open, its input
+#         through a pipe as from a stage upstream (cat | msg-aggregate),
+#         a new state directory in the scratch directory for each run
+#         (the file system is named in the output: on a tmpfs fsync costs
+#         nothing). Target: at least 50,000 messages per second. The
+#         store commits once per read of input, so the fsync(2) and
+#         fdatasync(2) calls per 1,000 messages, counted by strace -c -f
+#         when it is installed (msg-aggregate does not print the store's
+#         own count), are reported for input through a pipe and, for
+#         reference, from a file, whose reads are larger. At tens of
+#         seconds a run, it runs best of BENCH_STATE_RUNS (default
+#         BENCH_RUNS, at most 2), each run timed under time(1) for its
+#         processor time and peak RSS at once.
 # jq:     jq -c -s 'group_by(.k)' on the NDJSON, the usual ad-hoc way to
 #         group records: its time and peak RSS beside those of
 #         msg-aggregate in memory on the same records in the same order.
 #         -c, as msg-aggregate writes compact JSON too and pretty
 #         printing costs jq time of its own: the comparison errs in jq's
 #         favour. The issue sets no target for the ratios: they are
-#         reported. At several seconds a run (and one more for its peak
-#         RSS), jq runs best of BENCH_PEER_RUNS (default BENCH_RUNS, at
-#         most 2).
+#         reported. At several seconds a run, jq runs best of
+#         BENCH_PEER_RUNS (default BENCH_RUNS, at most 2), timed as the
+#         runs with --state are.
 #
 # Each tool writes through a pipe into cat > /dev/null: an aggregator's
-# output is what the next stage reads. The processor time of the
-# in-memory runs is printed after their wall time, for reference: on a
-# shared machine wall time includes the wait for a processor.
+# output is what the next stage reads. The processor time of each is
+# printed after its wall time, for reference: on a shared machine wall
+# time includes the wait for a processor.
 #
 # Before anything is timed, msg-aggregate must emit every group once,
 # complete by count, its ten members in order, byte for byte what is
@@ -79,6 +87,7 @@ STATE_TARGET=50000	# messages per second, with --state
 RSS_GROWTH_TARGET=1.25	# peak RSS, 100 open groups, 10x the input
 all_us=			# msg-aggregate in memory, all groups open
 all_rss=
+all_cpu=
 
 # gen_records FORM COUNT OPEN: COUNT messages' records in groups of ten,
 # OPEN groups at a time, as FORM: "envelope" (msg-wrap -e's input, the
@@ -176,8 +185,8 @@ report() {
 }
 
 # measure_memory LABEL COUNT OPEN: msg-aggregate -n 10 on COUNT messages
-# OPEN groups at a time, checked, timed and judged. Sets memory_us and
-# memory_rss.
+# OPEN groups at a time, checked, timed and judged, with its processor
+# time. Sets memory_us, memory_rss and memory_cpu.
 measure_memory() {
 	cache_messages "$2" "$3"
 	check_memory "$2" "$3"
@@ -188,8 +197,24 @@ measure_memory() {
 		"$rate msg/s"
 	bench_verdict "in memory, $1, messages per second" "$rate" ">=" \
 		"$MEMORY_TARGET" " msg/s"
+	bench_cpu_best "$BENCH_RUNS" "$in" pipe "$aggregate" -n 10
+	memory_cpu=$BENCH_CPU_MS
+	bench_cpu_note "msg-aggregate, $1" "$2" msg
 }
 
+# rss_only LABEL ARG...: the peak RSS of msg-aggregate -n 10 ARG... on
+# the messages in $in, printed with LABEL. Sets BENCH_RSS.
+rss_only() {
+	_rolabel=$1
+	shift
+	bench_peak_rss "$in" pipe "$aggregate" -n 10 "$@"
+	printf '  %-42s %12s  %-16s %s\n' "$_rolabel" "" "" \
+		"$(bench_rss_text "$BENCH_RSS")"
+}
+
+# The keys of released groups are remembered (--remember, an hour by
+# default) to tell late members, and take memory until forgotten: with
+# --remember 1ms they go at once and what is left is the open groups'.
 bench_memory() {
 	echo "aggregate: in memory, $MESSAGES messages in $GROUP_COUNT groups of 10," \
 		"count completion"
@@ -197,43 +222,94 @@ bench_memory() {
 
 	measure_memory "$FEW open" "$MESSAGES" "$FEW"
 	few_rss=$memory_rss
+	rss_only "  the same, --remember 1ms" --remember 1ms
+	few_bare_rss=$BENCH_RSS
 	measure_memory "$GROUP_COUNT open" "$MESSAGES" "$GROUP_COUNT"
-	all_us=$memory_us all_rss=$memory_rss
-	bench_cpu_best "$BENCH_RUNS" "$in" pipe "$aggregate" -n 10
-	bench_cpu_note "msg-aggregate, $GROUP_COUNT open" "$MESSAGES" msg
+	all_us=$memory_us all_rss=$memory_rss all_cpu=$memory_cpu
 
 	cache_messages "$TENTH" "$FEW"
 	check_memory "$TENTH" "$FEW"
-	bench_peak_rss "$in" pipe "$aggregate" -n 10
-	printf '  %-42s %12s  %-16s %s\n' "msg-aggregate -n 10, $FEW open, $TENTH msgs" \
-		"" "" "$(bench_rss_text "$BENCH_RSS")"
-	if [ -n "$BENCH_RSS" ] && [ -n "$few_rss" ] && [ -n "$all_rss" ]; then
-		bench_verdict "peak RSS, $FEW open, $MESSAGES msgs / $TENTH msgs" \
-			"$(bench_ratio "$few_rss" "$BENCH_RSS")" "<=" \
-			"$RSS_GROWTH_TARGET" "x"
-		# At the peak every open group holds nine members.
-		report "peak RSS, $GROUP_COUNT open less $FEW open, per member held" \
-			"$(awk -v a="$all_rss" -v f="$few_rss" -v n=$(((GROUP_COUNT - FEW) * 9)) \
-				'BEGIN { printf "%.0f", (a - f) * 1024 / n }')" " bytes"
-	fi
+	rss_only "msg-aggregate -n 10, $FEW open, $TENTH msgs"
+	rss_only "  the same, --remember 1ms" --remember 1ms
+	[ -n "$BENCH_RSS" ] || return 0
+	bench_verdict "peak RSS, $FEW open, --remember 1ms, $MESSAGES / $TENTH msgs" \
+		"$(bench_ratio "$few_bare_rss" "$BENCH_RSS")" "<=" \
+		"$RSS_GROWTH_TARGET" "x"
+	report "peak RSS per released group remembered (--remember 1h)" \
+		"$(awk -v a="$few_rss" -v b="$few_bare_rss" -v n="$GROUP_COUNT" \
+			'BEGIN { printf "%.0f", (a - b) * 1024 / n }')" " bytes"
+	# At the peak every open group holds nine members.
+	report "peak RSS, $GROUP_COUNT open less $FEW open, per member held" \
+		"$(awk -v a="$all_rss" -v b="$few_bare_rss" \
+			-v n=$(((GROUP_COUNT - FEW) * 9)) \
+			'BEGIN { printf "%.0f", (a - b) * 1024 / n }')" " bytes"
 }
 
+# measure_long RUNS INPUT CMD [ARG...]: for runs of many seconds, where
+# the start-up that bench_measure subtracts is noise and a run more for
+# each figure is dear: RUNS runs of CMD, stdin from INPUT, through a pipe
+# into cat, each timed whole and under time(1) at once. Sets BENCH_US
+# (best wall time), BENCH_CPU_MS (least user + system time) and BENCH_RSS
+# (highest peak RSS); the last two are empty without time(1). If
+# BENCH_CPU_TIDY names a command, it runs after each run, untimed.
+measure_long() {
+	_mlruns=$1 _mlin=$2
+	shift 2
+	BENCH_US='' BENCH_CPU_MS='' BENCH_RSS=''
+	_mli=0
+	while [ "$_mli" -lt "$_mlruns" ]; do
+		rm -f "$BENCH_TMP/long"
+		if [ -n "$BENCH_TIME" ]; then
+			bench_run_once "$_mlin" pipe "$BENCH_TIME" -f '%U %S %M' \
+				-o "$BENCH_TMP/long" "$@"
+		else
+			bench_run_once "$_mlin" pipe "$@"
+		fi
+		[ -z "${BENCH_CPU_TIDY:-}" ] || $BENCH_CPU_TIDY
+		if [ -z "$BENCH_US" ] || [ "$_bus" -lt "$BENCH_US" ]; then
+			BENCH_US=$_bus
+		fi
+		# time(1) puts its own notes before the figures: the last line.
+		_mlfig=$(tail -n 1 "$BENCH_TMP/long" 2>/dev/null | awk \
+			'NF == 3 && $3 ~ /^[0-9]+$/ { printf "%.0f %d", ($1 + $2) * 1000, $3 }')
+		if [ -n "$_mlfig" ]; then
+			_mlcpu=${_mlfig% *} _mlrss=${_mlfig#* }
+			if [ -z "$BENCH_CPU_MS" ] || [ "$_mlcpu" -lt "$BENCH_CPU_MS" ]; then
+				BENCH_CPU_MS=$_mlcpu
+			fi
+			if [ -z "$BENCH_RSS" ] || [ "$_mlrss" -gt "$BENCH_RSS" ]; then
+				BENCH_RSS=$_mlrss
+			fi
+		fi
+		_mli=$((_mli + 1))
+	done
+}
 # One run of msg-aggregate with a new state directory in the scratch
-# directory; sh -c rather than a function, as time(1) runs it too.
-# Usage: sh -c "$aggregate_state" sh SCRATCH AGGREGATE ARG...
-aggregate_state='d=$(mktemp -d "$1/state.XXXXXX") && a=$2 && shift 2 &&
-	exec "$a" --state "$d/st" "$@"'
+# directory, its input fed through a pipe ("pipe": reads of 64 KiB at
+# most, as from a stage upstream) or straight from the file ("file":
+# larger reads, so larger batches and fewer commits); sh -c rather than
+# a function, as time(1) runs it too.
+# Usage: sh -c "$aggregate_state" sh SCRATCH FEED AGGREGATE ARG...
+aggregate_state='d=$(mktemp -d "$1/state.XXXXXX") || exit 1
+feed=$2 a=$3
+shift 3
+if [ "$feed" = pipe ]; then
+	cat | "$a" --state "$d/st" "$@"
+else
+	exec "$a" --state "$d/st" "$@"
+fi'
 
-bench_state() {
-	cache_messages "$MESSAGES" "$GROUP_COUNT"
-	fs=$(stat -f -c %T "$BENCH_TMP" 2>/dev/null || echo unknown)
-	echo "aggregate: with --state on $fs, $MESSAGES messages in $GROUP_COUNT" \
-		"groups of 10, all open at once"
-	bench_load_note
+remove_states() {
+	rm -rf "$BENCH_TMP"/state.*
+}
 
-	# The check runs under strace when there is one: the fsyncs of a
-	# checked run are counted.
-	set -- sh -c "$aggregate_state" sh "$BENCH_TMP" "$aggregate" --stats -n 10
+# check_state FEED: one run of msg-aggregate --state -n 10 on $in, fed as
+# FEED, checked, and under strace -c -f when there is one. Sets syncs to
+# the fsync(2) and fdatasync(2) calls strace counted, or empty.
+check_state() {
+	set -- sh -c "$aggregate_state" sh "$BENCH_TMP" "$1" "$aggregate" \
+		--stats -n 10
+	rm -f "$BENCH_TMP/strace.out"
 	if command -v strace >/dev/null; then
 		set -- strace -c -f -e trace=fsync,fdatasync \
 			-o "$BENCH_TMP/strace.out" "$@"
@@ -242,25 +318,53 @@ bench_state() {
 		bench_die "msg-aggregate --state -n 10 failed on '$in':" \
 			"$(cat "$BENCH_TMP/stats")"
 	check_output "$BENCH_TMP/out" "$BENCH_TMP/stats" "$MESSAGES" "$GROUP_COUNT"
-	rm -rf "$BENCH_TMP"/state.* "$BENCH_TMP/out" "$BENCH_TMP/stats"
+	remove_states
+	rm -f "$BENCH_TMP/out" "$BENCH_TMP/stats"
+	syncs=
+	[ -s "$BENCH_TMP/strace.out" ] || return 0
+	# The summary's fourth column is the number of calls.
+	syncs=$(awk '$NF == "fsync" || $NF == "fdatasync" { n += $4 }
+		END { print n + 0 }' "$BENCH_TMP/strace.out")
+}
 
-	bench_measure_runs "$STATE_RUNS" "$in" pipe sh -c "$aggregate_state" sh \
-		"$BENCH_TMP" "$aggregate" -n 10
-	rm -rf "$BENCH_TMP"/state.*
+# report_syncs FEED: the syncs of check_state per 1,000 messages.
+report_syncs() {
+	if [ -z "$syncs" ]; then
+		echo "  strace not found: fsync calls not counted"
+		return 0
+	fi
+	report "fsync + fdatasync calls per 1,000 messages, $1" \
+		"$(awk -v s="$syncs" -v n="$MESSAGES" \
+			'BEGIN { printf "%.2f", s * 1000 / n }')" \
+		" ($syncs in all, by strace -c -f)"
+}
+
+bench_state() {
+	cache_messages "$MESSAGES" "$GROUP_COUNT"
+	fs=$(stat -f -c %T "$BENCH_TMP" 2>/dev/null || echo unknown)
+	echo "aggregate: with --state on $fs, $MESSAGES messages in $GROUP_COUNT" \
+		"groups of 10, all open at once"
+	bench_load_note
+
+	check_state pipe
+	pipe_syncs=$syncs
+	BENCH_CPU_TIDY=remove_states
+	measure_long "$STATE_RUNS" "$in" sh -c "$aggregate_state" sh \
+		"$BENCH_TMP" pipe "$aggregate" -n 10
+	BENCH_CPU_TIDY=
 	rate=$(bench_per_sec "$MESSAGES" "$BENCH_US")
-	bench_result "msg-aggregate --state -n 10 | cat" "$BENCH_US" \
+	bench_result "cat | msg-aggregate --state -n 10 | cat" "$BENCH_US" \
 		"$BENCH_RSS" "$rate msg/s"
 	bench_verdict "with --state, messages per second" "$rate" ">=" \
 		"$STATE_TARGET" " msg/s"
-	if [ -s "$BENCH_TMP/strace.out" ]; then
-		# The summary's fourth column is the number of calls.
-		_syncs=$(awk '$NF == "fsync" || $NF == "fdatasync" { n += $4 }
-			END { print n + 0 }' "$BENCH_TMP/strace.out")
-		report "fsync and fdatasync calls per 1,000 messages" "$(awk -v s="$_syncs" -v n="$MESSAGES" \
-				'BEGIN { printf "%.2f", s * 1000 / n }')" \
-			" ($_syncs in all, counted by strace -c -f)"
-	else
-		echo "  strace not found: fsync calls not counted"
+	bench_cpu_note "msg-aggregate --state (and cat)" "$MESSAGES" msg
+	syncs=$pipe_syncs
+	report_syncs "input through a pipe"
+	# From a file the reads, so the batches, are larger: the count with
+	# a file, for reference.
+	if [ -n "$syncs" ]; then
+		check_state file
+		report_syncs "input from a file"
 	fi
 }
 
@@ -293,17 +397,21 @@ bench_jq() {
 	check_jq
 	# The memory part measured msg-aggregate on these messages already.
 	if [ -z "$all_us" ]; then
-		check_memory "$MESSAGES" "$GROUP_COUNT"
-		bench_measure "$in" pipe "$aggregate" -n 10
-		all_us=$BENCH_US all_rss=$BENCH_RSS
+		measure_memory "$GROUP_COUNT open" "$MESSAGES" "$GROUP_COUNT"
+		all_us=$memory_us all_rss=$memory_rss all_cpu=$memory_cpu
 	fi
 	bench_result "msg-aggregate -n 10 | cat" "$all_us" "$all_rss" \
 		"$(bench_per_sec "$MESSAGES" "$all_us") rec/s"
-	bench_measure_runs "$PEER_RUNS" "$lines" pipe jq -c -s 'group_by(.k)'
+	measure_long "$PEER_RUNS" "$lines" jq -c -s 'group_by(.k)'
 	bench_result "jq -c -s 'group_by(.k)' | cat" "$BENCH_US" "$BENCH_RSS" \
 		"$(bench_per_sec "$MESSAGES" "$BENCH_US") rec/s"
+	bench_cpu_note "jq" "$MESSAGES" rec
 	report "msg-aggregate vs jq -s 'group_by(.k)', times faster" \
 		"$(bench_ratio "$BENCH_US" "$all_us")" "x"
+	if [ -n "$all_cpu" ] && [ -n "$BENCH_CPU_MS" ] && [ "$all_cpu" -gt 0 ]; then
+		report "the same in processor time" \
+			"$(bench_ratio "$BENCH_CPU_MS" "$all_cpu")" "x"
+	fi
 	if [ -n "$all_rss" ] && [ -n "$BENCH_RSS" ]; then
 		report "peak RSS, msg-aggregate / jq" \
 			"$(bench_ratio "$all_rss" "$BENCH_RSS")" "x"
