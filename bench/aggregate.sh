@@ -311,7 +311,10 @@ check_state() {
 		--stats -n 10
 	rm -f "$BENCH_TMP/strace.out"
 	if command -v strace >/dev/null; then
-		set -- strace -c -f -e trace=fsync,fdatasync \
+		# LeakSanitizer cannot run under ptrace: a sanitizer build would
+		# fail at exit.
+		set -- env "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
+			strace -c -f -e trace=fsync,fdatasync \
 			-o "$BENCH_TMP/strace.out" "$@"
 	fi
 	"$@" <"$in" >"$BENCH_TMP/out" 2>"$BENCH_TMP/stats" ||
