@@ -326,6 +326,19 @@ bench_cpu_best() {
 	done
 }
 
+# bench_cpu_note LABEL COUNT UNIT: prints BENCH_CPU_MS (from bench_cpu_best),
+# and COUNT per processor-second.
+bench_cpu_note() {
+	if [ -z "$BENCH_CPU_MS" ]; then
+		echo "  (processor time of $1 not measured)"
+	elif [ "$BENCH_CPU_MS" -gt 0 ]; then
+		echo "  (processor time, user + system, of $1: $BENCH_CPU_MS ms," \
+			"$(bench_per_sec "$2" $((BENCH_CPU_MS * 1000))) $3 per processor-second)"
+	else
+		echo "  (processor time, user + system, of $1: under 10 ms)"
+	fi
+}
+
 # Prints the load average and the number of processors, where the system
 # tells them: on a shared machine they explain slow wall times.
 bench_load_note() {

@@ -140,19 +140,6 @@ check_jq() {
 		bench_die "jq selected $((_got)) records, want $2"
 }
 
-# cpu_note LABEL COUNT UNIT: prints BENCH_CPU_MS (from bench_cpu_best),
-# and COUNT per processor-second.
-cpu_note() {
-	if [ -z "$BENCH_CPU_MS" ]; then
-		echo "  (processor time of $1 not measured)"
-	elif [ "$BENCH_CPU_MS" -gt 0 ]; then
-		echo "  (processor time, user + system, of $1: $BENCH_CPU_MS ms," \
-			"$(bench_per_sec "$2" $((BENCH_CPU_MS * 1000))) $3 per processor-second)"
-	else
-		echo "  (processor time, user + system, of $1: under 10 ms)"
-	fi
-}
-
 # cache_records FORMAT EXT: the RECORDS orders as FORMAT (xml or json),
 # one a line in a file ending in .EXT (sets lines), and one a message of
 # type application/FORMAT (sets in).
@@ -188,7 +175,7 @@ bench_header() {
 		esac
 	done
 	bench_cpu_best "$BENCH_RUNS" "$in" pipe "$route" -w "$expr" -t /dev/null -o -
-	cpu_note "msg-route" "$MESSAGES" msg
+	bench_cpu_note "msg-route" "$MESSAGES" msg
 }
 
 bench_json() {
@@ -217,9 +204,9 @@ bench_json() {
 
 	bench_cpu_best "$BENCH_RUNS" "$in" pipe "$route" -f "$expr"
 	route_cpu=$BENCH_CPU_MS
-	cpu_note "msg-route" "$RECORDS" rec
+	bench_cpu_note "msg-route" "$RECORDS" rec
 	bench_cpu_best "$PEER_RUNS" "$lines" pipe jq -c 'select(.type=="rush")'
-	cpu_note "jq" "$RECORDS" rec
+	bench_cpu_note "jq" "$RECORDS" rec
 	if [ -n "$route_cpu" ] && [ -n "$BENCH_CPU_MS" ] && [ "$route_cpu" -gt 0 ]; then
 		echo "  (jq's processor time / msg-route's:" \
 			"$(bench_ratio "$BENCH_CPU_MS" "$route_cpu")x; for reference)"
@@ -243,7 +230,7 @@ bench_xml() {
 	bench_verdict "msg-route by XPath through a pipe" "$rate" ">=" \
 		"$XML_TARGET" " msg/s"
 	bench_cpu_best "$BENCH_RUNS" "$in" pipe "$route" -f "$expr"
-	cpu_note "msg-route" "$RECORDS" msg
+	bench_cpu_note "msg-route" "$RECORDS" msg
 }
 
 case $part in
