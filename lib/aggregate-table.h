@@ -11,8 +11,17 @@
  * (heap 1), earliest on top: the oldest group, and both deadlines. */
 enum { HEAP_FIRST, HEAP_LAST };
 
+/* A heap entry holds the time and order it is sorted by beside its
+ * group: sifting compares entries without reaching into the groups,
+ * which lie scattered in memory when many are open. */
+struct agg_heap_entry {
+	int64_t time;
+	uint64_t created;
+	struct agg_group *g;
+};
+
 struct agg_heap {
-	struct agg_group **v;
+	struct agg_heap_entry *v;
 	size_t n, cap;
 };
 

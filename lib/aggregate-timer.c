@@ -10,68 +10,65 @@
 
 #include "aggregate-table.h"
 
-static int64_t heap_time(const struct agg_group *g, int which)
-{
-	return which == HEAP_FIRST ? g->first : g->heap_last;
-}
-
 /* Earlier time first; of equal times, the group made first. */
-static int before(const struct agg_group *a, const struct agg_group *b, int which)
+static int before(const struct agg_heap_entry *a, const struct agg_heap_entry *b)
 {
-	int64_t ta = heap_time(a, which), tb = heap_time(b, which);
-
-	return ta != tb ? ta < tb : a->created < b->created;
+	return a->time != b->time ? a->time < b->time : a->created < b->created;
 }
 
-static void place(struct agg_heap *h, size_t i, struct agg_group *g, int which)
+static void place(struct agg_heap *h, size_t i, struct agg_heap_entry e,
+		  int which)
 {
-	h->v[i] = g;
-	g->heap_pos[which] = i;
+	h->v[i] = e;
+	e.g->heap_pos[which] = i;
 }
 
 static void sift_up(struct agg_heap *h, size_t i, int which)
 {
-	struct agg_group *g = h->v[i];
+	struct agg_heap_entry e = h->v[i];
 
 	while (i > 0) {
 		size_t parent = (i - 1) / 2;
-		if (!before(g, h->v[parent], which))
+		if (!before(&e, &h->v[parent]))
 			break;
 		place(h, i, h->v[parent], which);
 		i = parent;
 	}
-	place(h, i, g, which);
+	place(h, i, e, which);
 }
 
 static void sift_down(struct agg_heap *h, size_t i, int which)
 {
-	struct agg_group *g = h->v[i];
+	struct agg_heap_entry e = h->v[i];
 
 	for (;;) {
 		size_t c = 2 * i + 1;
 		if (c >= h->n)
 			break;
-		if (c + 1 < h->n && before(h->v[c + 1], h->v[c], which))
+		if (c + 1 < h->n && before(&h->v[c + 1], &h->v[c]))
 			c++;
-		if (!before(h->v[c], g, which))
+		if (!before(&h->v[c], &e))
 			break;
 		place(h, i, h->v[c], which);
 		i = c;
 	}
-	place(h, i, g, which);
+	place(h, i, e, which);
 }
 
-static void heap_insert(struct agg_heap *h, struct agg_group *g, int which)
+static void heap_insert(struct agg_heap *h, struct agg_group *g, int64_t time,
+			int which)
 {
+	struct agg_heap_entry e = { time, g->created, g };
+
 	if (h->n == h->cap) {
 		h->cap = h->cap ? 2 * h->cap : 64;
 		h->v = xrealloc(h->v, h->cap * sizeof(*h->v));
 	}
-	place(h, h->n++, g, which);
+	place(h, h->n++, e, which);
 	sift_up(h, h->n - 1, which);
 }
 
-/* g's key moved either way: one of the sifts puts it back in order. */
+/* An entry's time moved either way: one of the sifts puts it back. */
 static void heap_fix(struct agg_heap *h, size_t i, int which)
 {
 	sift_up(h, i, which);
@@ -80,7 +77,7 @@ static void heap_fix(struct agg_heap *h, size_t i, int which)
 
 static void heap_delete(struct agg_heap *h, size_t i, int which)
 {
-	struct agg_group *last = h->v[--h->n];
+	struct agg_heap_entry last = h->v[--h->n];
 
 	if (i == h->n)
 		return;
@@ -88,16 +85,26 @@ static void heap_delete(struct agg_heap *h, size_t i, int which)
 	heap_fix(h, i, which);
 }
 
+/* The idle heap is kept only with --idle: without, no one asks it, and
+ * it would cost every group two sifts. */
+static int idle_kept(const struct agg_table *t)
+{
+	return t->lim.idle_ms != 0;
+}
+
 void agg_heaps_insert(struct agg_table *t, struct agg_group *g)
 {
-	g->heap_last = g->last;
-	heap_insert(&t->heap[HEAP_FIRST], g, HEAP_FIRST);
-	heap_insert(&t->heap[HEAP_LAST], g, HEAP_LAST);
+	heap_insert(&t->heap[HEAP_FIRST], g, g->first, HEAP_FIRST);
+	if (idle_kept(t))
+		heap_insert(&t->heap[HEAP_LAST], g, g->last, HEAP_LAST);
 }
 
 void agg_heaps_first_moved(struct agg_table *t, struct agg_group *g)
 {
-	heap_fix(&t->heap[HEAP_FIRST], g->heap_pos[HEAP_FIRST], HEAP_FIRST);
+	size_t i = g->heap_pos[HEAP_FIRST];
+
+	t->heap[HEAP_FIRST].v[i].time = g->first;
+	heap_fix(&t->heap[HEAP_FIRST], i, HEAP_FIRST);
 }
 
 /* Until the top of the idle heap is a group whose time is current. */
@@ -105,8 +112,8 @@ static void settle_idle(struct agg_table *t)
 {
 	struct agg_heap *h = &t->heap[HEAP_LAST];
 
-	while (h->n && h->v[0]->heap_last != h->v[0]->last) {
-		h->v[0]->heap_last = h->v[0]->last;
+	while (h->n && h->v[0].time != h->v[0].g->last) {
+		h->v[0].time = h->v[0].g->last;
 		sift_down(h, 0, HEAP_LAST);
 	}
 }
@@ -114,12 +121,13 @@ static void settle_idle(struct agg_table *t)
 void agg_heaps_remove(struct agg_table *t, struct agg_group *g)
 {
 	heap_delete(&t->heap[HEAP_FIRST], g->heap_pos[HEAP_FIRST], HEAP_FIRST);
-	heap_delete(&t->heap[HEAP_LAST], g->heap_pos[HEAP_LAST], HEAP_LAST);
+	if (idle_kept(t))
+		heap_delete(&t->heap[HEAP_LAST], g->heap_pos[HEAP_LAST], HEAP_LAST);
 }
 
 struct agg_group *agg_oldest(const struct agg_table *t)
 {
-	return t->heap[HEAP_FIRST].n ? t->heap[HEAP_FIRST].v[0] : NULL;
+	return t->heap[HEAP_FIRST].n ? t->heap[HEAP_FIRST].v[0].g : NULL;
 }
 
 /* The top of a heap and its deadline, when that timer is on. */
@@ -131,8 +139,8 @@ static struct agg_group *next_of(const struct agg_table *t, int which,
 
 	if (!after || !h->n)
 		return NULL;
-	*deadline = heap_time(h->v[0], which) + after;
-	return h->v[0];
+	*deadline = h->v[0].time + after;
+	return h->v[0].g;
 }
 
 int64_t agg_next_deadline(struct agg_table *t)

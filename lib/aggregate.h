@@ -92,8 +92,6 @@ struct agg_group {
 	uint64_t created;	/* order of creation: ties of time */
 	struct agg_group *chain;
 	size_t heap_pos[2];
-	int64_t heap_last;	/* last as the idle heap has it: behind
-				 * by design, caught up when it is on top */
 	uint32_t *ids;		/* open addressing: member index + 1 */
 	size_t ids_cap;
 };
@@ -116,8 +114,8 @@ struct agg_table;
 
 struct agg_table *agg_table_new(const struct agg_limits *lim);
 void agg_table_free(struct agg_table *t);
-/* Change the limits: restoring a store takes every member back, whatever
- * limits this run was given. */
+/* Change the limits (not the timers): restoring a store takes every
+ * member back, whatever limits this run was given. */
 void agg_table_set_limits(struct agg_table *t, const struct agg_limits *lim);
 
 /* One message for agg_add. */
