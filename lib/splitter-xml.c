@@ -188,6 +188,13 @@ int split_xml_stream(struct splitter *s, struct sink *k,
 			int empty = xmlTextReaderIsEmptyElement(r);
 			int match;
 
+			/* An element the reader stands on always has a node;
+			 * should libxml2 ever say otherwise, stop, not crash. */
+			if (!node) {
+				buf_addstr(err, "cannot read an element of the body");
+				rc = -1;
+				break;
+			}
 			if (!st) {
 				expr_env_scope_ns(s->env, node);
 				pat = compile_pattern(s, node);
