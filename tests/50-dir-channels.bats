@@ -234,9 +234,11 @@ UUID7_MSG='^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}\
 	[ -s r2 ]
 	[ -z "$(comm -12 r1 r2)" ]
 	sort -m r1 r2 | cmp - <(expect_bodies 1 2000)
-	# Each reader kept arrival order within what it took.
-	bodies r1.jsonl | sort -c
-	bodies r2.jsonl | sort -c
+	# Not checked here: each reader's order. A listing of new/ made while
+	# messages arrive may hold a message and miss the one written just
+	# before it (readdir(3) need not return entries added meanwhile), as
+	# msg-tools(7) says; the order of what is there when a reader lists
+	# the spool is checked by the --once tests above.
 }
 
 @test "dir: a malformed message file is set aside in bad/, named, and the run goes on (65)" {
