@@ -389,7 +389,9 @@ static void late(struct headers *h, struct buf *body)
 			  id ? id : "without Message-Id");
 		return;
 	}
-	headers_set(h, "Error", "msg-aggregate: late: its group was already released");
+	/* Cut to fit, as every diverted message's Error is: a late member
+	 * with a full header block is still written, never refused. */
+	frame_set_error(h, body->len, "msg-aggregate: late: its group was already released");
 	if (frame_writer_write(late_out, h, body->ptr, body->len) < 0)
 		tool_writer_failed(late_out);
 }
@@ -545,6 +547,8 @@ static void finish(struct tool *t)
 	const struct aggregator_stats *st;
 	int64_t open = aggregator_end(agg, opt.at_end, now_ms());
 
+	/* Twice: the first writes the last results, the second commits the
+	 * deletion of their groups, queued once they were durable. */
 	if (open < 0 || aggregator_sync(agg) < 0 || aggregator_sync(agg) < 0)
 		state_failed("cannot keep the state");
 	st = aggregator_stats(agg);

@@ -148,12 +148,9 @@ static void stamp(struct aggregator *a, const struct agg_group *g,
 	headers_release(&rest);
 }
 
-/* ---- store records ---- */
-
-static int store_failed(void)
-{
-	return -1;	/* errno and store_last_error say why */
-}
+/* ---- store records ----
+ * A failed store call returns -1 with errno set and store_last_error()
+ * saying why; those -1s are passed up as they are. */
 
 /* Queue a change for after the held results are durable. */
 static void after_add(struct aggregator *a, char op, const char *p, size_t n,
@@ -191,12 +188,12 @@ static int apply_after(struct aggregator *a)
 		p += sizeof(len);
 		memcpy(&at, p + len, sizeof(at));
 		if (op == 'D' && store_delete(a->store, AGG_KIND_MEMBER, p, len) < 0)
-			return store_failed();
+			return -1;
 		if (op == 'C') {
 			agg_closed_value(&a->value, at);
 			if (store_put(a->store, AGG_KIND_CLOSED, p, len, a->value.ptr,
 				      a->value.len, at + a->opt.remember_ms) < 0)
-				return store_failed();
+				return -1;
 		}
 		p += len + sizeof(at);
 	}
@@ -428,7 +425,7 @@ int aggregator_tick(struct aggregator *a, int64_t now)
 	/* Closed keys are the only records with deadlines. */
 	while (store_earliest(a->store, &rec) == 1 && rec.deadline <= now)
 		if (store_delete(a->store, rec.kind, rec.key, rec.key_len) < 0)
-			return store_failed();
+			return -1;
 	return 0;
 }
 
@@ -467,7 +464,7 @@ int aggregator_sync(struct aggregator *a)
 	if (!a->store)
 		return 0;
 	if (store_commit(a->store) < 0)
-		return store_failed();
+		return -1;
 	for (size_t i = 0; i < a->nheld; i++) {
 		struct held *x = &a->held[i];
 		deliver(a, &x->h, &x->body, x->partial, x->invalid);

@@ -170,7 +170,7 @@ produce() {
 	for f in inbox/*; do
 		d=$(((RANDOM * 32768 + RANDOM) % window + 200))
 		st=0
-		timeout -s KILL "$(printf '%d.%06d' $((d / 1000000)) $((d % 1000000)))" \
+		timeout -k 1 -s KILL "$(printf '%d.%06d' $((d / 1000000)) $((d % 1000000)))" \
 			msg-wrap "$f" --output dir:mid || st=$?
 		if [ "$st" = 137 ]; then
 			echo "killed ${f#inbox/}"

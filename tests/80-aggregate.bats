@@ -281,6 +281,22 @@ late_input() {
 	expect_same <(tail -n +17 in.msg) got
 }
 
+@test "late: a late member whose header block is full still goes to --late, its longest header named" {
+	local big
+	big=$(head -c 65420 /dev/zero | tr '\0' x)
+	{
+		member a1 A a
+		member a2 A b
+		member a3 A c "X-Big: $big"
+	} >in.msg
+	run -0 agg -n 2 --late late.msg in.msg
+	[ ! -s err.txt ]
+	[ "$(count_frames late.msg)" = 1 ]
+	grep -qx "Error: msg-aggregate: late: its group was already released; header 'X-Big' of 65420 bytes dropped" late.msg
+	grep -qx 'Message-Id: a3' late.msg
+	[ "$(msg-unwrap late.msg)" = c ]
+}
+
 @test "duplicates: the same Message-Id, or the same Sequence-Number, is ignored and counted" {
 	{
 		seq_member a1 A 1 a
