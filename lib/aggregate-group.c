@@ -56,8 +56,8 @@ void agg_table_free(struct agg_table *t)
 			group_free(g);
 		}
 	free(t->buckets);
-	free(t->heap[0].v);
-	free(t->heap[1].v);
+	timeheap_release(&t->heap[0]);
+	timeheap_release(&t->heap[1]);
 	free(t);
 }
 

@@ -6,24 +6,11 @@
 #define MSG_AGGREGATE_TABLE_H
 
 #include "aggregate.h"
+#include "timeheap.h"
 
 /* Groups by arrival of their first member (heap 0) and of their latest
  * (heap 1), earliest on top: the oldest group, and both deadlines. */
 enum { HEAP_FIRST, HEAP_LAST };
-
-/* A heap entry holds the time and order it is sorted by beside its
- * group: sifting compares entries without reaching into the groups,
- * which lie scattered in memory when many are open. */
-struct agg_heap_entry {
-	int64_t time;
-	uint64_t created;
-	struct agg_group *g;
-};
-
-struct agg_heap {
-	struct agg_heap_entry *v;
-	size_t n, cap;
-};
 
 struct agg_table {
 	struct agg_limits lim;
@@ -33,7 +20,7 @@ struct agg_table {
 	uint64_t bytes;
 	uint64_t serial;		/* the next member's */
 	uint64_t created;		/* groups ever made */
-	struct agg_heap heap[2];
+	struct timeheap heap[2];
 };
 
 /* FNV-1a: keys are short, and the tables only need them spread. */

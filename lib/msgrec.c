@@ -1,0 +1,76 @@
+/* msgrec: a message as the bytes a stateful tool keeps (msgrec.h). */
+#include "msgrec.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+void msgrec_encode(struct buf *out, int64_t arrived, const struct headers *h,
+		   const void *body, size_t len)
+{
+	buf_reset(out);
+	buf_addf(out, "%lld\n", (long long)arrived);
+	for (size_t i = 0; i < headers_count(h); i++) {
+		size_t nl, vl;
+		const char *n = headers_name(h, i, &nl);
+		const char *v = headers_value(h, i, &vl);
+		buf_add(out, n, nl);
+		buf_add(out, ": ", 2);
+		buf_add(out, v, vl);
+		buf_addch(out, '\n');
+	}
+	buf_addch(out, '\n');
+	buf_add(out, body, len);
+}
+
+const char *msgrec_read_ms(const char *p, const char *end, int64_t *ms)
+{
+	const char *nl = memchr(p, '\n', (size_t)(end - p));
+	char num[24], *stop;
+	size_t n;
+
+	if (!nl || (n = (size_t)(nl - p)) == 0 || n >= sizeof(num))
+		return NULL;
+	memcpy(num, p, n);
+	num[n] = '\0';
+	errno = 0;
+	*ms = strtoll(num, &stop, 10);
+	if (errno || *stop)
+		return NULL;
+	return nl + 1;
+}
+
+static const char *read_headers(const char *p, const char *end,
+				struct headers *h)
+{
+	struct buf line = BUF_INIT;
+
+	while (p < end && *p != '\n') {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		if (!nl)
+			break;
+		buf_reset(&line);
+		buf_add(&line, p, (size_t)(nl - p));
+		if (memchr(line.ptr, '\0', line.len) ||
+		    headers_add_line(h, line.ptr) < 0)
+			break;
+		p = nl + 1;
+	}
+	buf_release(&line);
+	return p < end && *p == '\n' ? p + 1 : NULL;
+}
+
+int msgrec_decode(const char *rec, size_t len, int64_t *arrived,
+		  struct headers *h, const char **body, size_t *body_len)
+{
+	const char *p = rec, *end = rec + len;
+
+	headers_reset(h);
+	if (!(p = msgrec_read_ms(p, end, arrived)) || !(p = read_headers(p, end, h))) {
+		errno = EINVAL;
+		return -1;
+	}
+	*body = p;
+	*body_len = (size_t)(end - p);
+	return 0;
+}

@@ -1,0 +1,29 @@
+/*
+ * msgrec: a message kept as bytes by a stateful tool, in memory or as the
+ * value of a store record: "ARRIVAL\n" (milliseconds, decimal), the
+ * header lines, a blank line, the body. Text, so that a state directory
+ * can be read with ordinary tools when something went wrong.
+ */
+#ifndef MSG_MSGREC_H
+#define MSG_MSGREC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "buf.h"
+#include "header.h"
+
+/* out (reset first) holds the message that arrived at arrived. */
+void msgrec_encode(struct buf *out, int64_t arrived, const struct headers *h,
+		   const void *body, size_t len);
+/*
+ * Decode rec into *arrived, h (reset first) and the body, which points
+ * into rec. 0, or -1 with errno EINVAL when rec is damaged.
+ */
+int msgrec_decode(const char *rec, size_t len, int64_t *arrived,
+		  struct headers *h, const char **body, size_t *body_len);
+/* A decimal int64 from p up to the '\n' at or before end: the byte after
+ * that '\n', or NULL when there is none or it is no number. */
+const char *msgrec_read_ms(const char *p, const char *end, int64_t *ms);
+
+#endif
