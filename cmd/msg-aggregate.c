@@ -100,37 +100,6 @@ static const struct option longopts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-static uint64_t positive(struct tool *t, const char *what, const char *arg)
-{
-	char *end;
-	unsigned long long n;
-
-	errno = 0;
-	n = strtoull(arg, &end, 10);
-	if (errno || end == arg || *end || n == 0 || *arg == '-')
-		tool_usage_error(t, "%s takes a positive number, not '%s'", what, arg);
-	return n;
-}
-
-static int64_t duration(struct tool *t, const char *what, const char *arg)
-{
-	int64_t ms;
-
-	if (duration_parse(arg, &ms) < 0 || ms <= 0)
-		tool_usage_error(t, "%s takes a duration such as 30s or 5m, not '%s'",
-				 what, arg);
-	return ms;
-}
-
-static int choose(struct tool *t, const char *what, const char *arg,
-		  const char *const *words)
-{
-	for (int i = 0; words[i]; i++)
-		if (!strcmp(arg, words[i]))
-			return i;
-	tool_usage_error(t, "%s takes %s, not '%s'", what, words[0], arg);
-}
-
 /* --separator's escapes: \n, \t and \\. */
 static char *unescape(const char *s, size_t *len)
 {
@@ -160,18 +129,16 @@ static int option(struct tool *t, int c, const char *arg)
 	static const char *const at_end[] = { "flush", "discard", "fail", "keep", NULL };
 	static const char *const on_limit[] = { "release-oldest", "block", "fail", NULL };
 	static const char *const clock[] = { "wall", "event", NULL };
-	uint64_t bytes;
-
 	switch (c) {
 	case 'c': opt.correlate = arg; return 0;
-	case 'n': opt.a.lim.count = positive(t, "-n", arg); return 0;
+	case 'n': opt.a.lim.count = tool_arg_count(t, "-n", arg); return 0;
 	case 'u': opt.until = arg; return 0;
-	case 'T': opt.a.lim.timeout_ms = duration(t, "-T", arg); return 0;
-	case 'i': opt.a.lim.idle_ms = duration(t, "-i", arg); return 0;
+	case 'T': opt.a.lim.timeout_ms = tool_arg_duration(t, "-T", arg); return 0;
+	case 'i': opt.a.lim.idle_ms = tool_arg_duration(t, "-i", arg); return 0;
 	case OPT_CLOSE_ON: opt.close_on = arg; return 0;
 	case OPT_INCLUDE_CLOSE: opt.include_close = 1; return 0;
 	case OPT_AT_END:
-		opt.at_end = (enum aggregator_at_end)choose(t, "--at-end", arg, at_end);
+		opt.at_end = (enum aggregator_at_end)tool_arg_choice(t, "--at-end", arg, at_end);
 		opt.at_end_set = 1;
 		return 0;
 	case 'W': opt.a.build.wrap = arg; return 0;
@@ -187,19 +154,15 @@ static int option(struct tool *t, int c, const char *arg)
 		return 0;
 	case OPT_PARTIAL: opt.partial = arg; return 0;
 	case OPT_LATE: opt.late = arg; return 0;
-	case OPT_REMEMBER: opt.a.remember_ms = duration(t, "--remember", arg); return 0;
-	case OPT_MAX_GROUPS: opt.a.lim.max_groups = positive(t, "--max-groups", arg); return 0;
-	case OPT_MAX_MEMBERS: opt.a.lim.max_members = positive(t, "--max-members", arg); return 0;
-	case OPT_MAX_BYTES:
-		if (size_parse(arg, &bytes) < 0 || bytes == 0)
-			tool_usage_error(t, "--max-bytes takes a size such as 64M, not '%s'", arg);
-		opt.a.lim.max_bytes = bytes;
-		return 0;
+	case OPT_REMEMBER: opt.a.remember_ms = tool_arg_duration(t, "--remember", arg); return 0;
+	case OPT_MAX_GROUPS: opt.a.lim.max_groups = tool_arg_count(t, "--max-groups", arg); return 0;
+	case OPT_MAX_MEMBERS: opt.a.lim.max_members = tool_arg_count(t, "--max-members", arg); return 0;
+	case OPT_MAX_BYTES: opt.a.lim.max_bytes = tool_arg_size(t, "--max-bytes", arg); return 0;
 	case OPT_ON_LIMIT:
-		opt.a.on_limit = (enum aggregator_on_limit)choose(t, "--on-limit", arg, on_limit);
+		opt.a.on_limit = (enum aggregator_on_limit)tool_arg_choice(t, "--on-limit", arg, on_limit);
 		return 0;
 	case OPT_STATE: opt.state = arg; return 0;
-	case OPT_CLOCK: opt.event_clock = choose(t, "--clock", arg, clock); return 0;
+	case OPT_CLOCK: opt.event_clock = tool_arg_choice(t, "--clock", arg, clock); return 0;
 	case OPT_DETERMINISTIC: opt.a.deterministic_ids = 1; return 0;
 	}
 	return -1;

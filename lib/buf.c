@@ -17,6 +17,14 @@ void *xmalloc(size_t n)
 	return p;
 }
 
+void *xcalloc(size_t count, size_t size)
+{
+	void *p = calloc(count ? count : 1, size ? size : 1);
+	if (!p)
+		die(EX_SOFTWARE, "out of memory (%zu of %zu bytes)", count, size);
+	return p;
+}
+
 void *xrealloc(void *p, size_t n)
 {
 	void *q = realloc(p, n ? n : 1);

@@ -57,6 +57,8 @@ static inline size_t buf_avail(const struct buf *b)
  */
 #define MSG_NO_MEMORY (-2)
 void *xmalloc(size_t n);
+/* Zeroed, as calloc. */
+void *xcalloc(size_t count, size_t size);
 void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
 char *xmemdup(const void *p, size_t n);

@@ -74,6 +74,17 @@ int seqset_add(struct seqset *s, uint64_t n)
 	return 1;
 }
 
+void seqset_append(struct seqset *s, uint64_t lo, uint64_t hi)
+{
+	s->count += hi - lo + 1;
+	if (s->n && s->v[s->n - 1].hi + 1 == lo) {
+		s->v[s->n - 1].hi = hi;
+		return;
+	}
+	insert_range(s, s->n, lo);
+	s->v[s->n - 1].hi = hi;
+}
+
 uint64_t seqset_max(const struct seqset *s)
 {
 	return s->n ? s->v[s->n - 1].hi : 0;

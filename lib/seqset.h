@@ -33,6 +33,9 @@ void seqset_release(struct seqset *s);
 /* Add n (1..SEQ_NUMBER_MAX): 1 if it was new, 0 if already there. */
 int seqset_add(struct seqset *s, uint64_t n);
 int seqset_has(const struct seqset *s, uint64_t n);
+/* Add lo..hi, every number of which is above the set's highest (any
+ * number, 0 included: the set does not look at what they mean). */
+void seqset_append(struct seqset *s, uint64_t lo, uint64_t hi);
 /* The highest number in the set, or 0 when it is empty. */
 uint64_t seqset_max(const struct seqset *s);
 /* Does the set hold exactly 1..size? (size 0: is it empty?) */

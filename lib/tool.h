@@ -189,6 +189,16 @@ _Noreturn void tool_no_memory(struct tool *t, struct headers *h,
 void tool_count(struct tool *t, const char *name);
 /* The counter called name (it must exist in t->counters). */
 uint64_t *tool_counter(struct tool *t, const char *name);
+/* Option arguments (tool-args.c), each a usage error naming what (the
+ * option) when it is not what it should be: a positive count, a
+ * positive duration (ms), a positive size (bytes), or one of words (its
+ * index; the message names the first). */
+uint64_t tool_arg_count(struct tool *t, const char *what, const char *arg);
+int64_t tool_arg_duration(struct tool *t, const char *what, const char *arg);
+uint64_t tool_arg_size(struct tool *t, const char *what, const char *arg);
+int tool_arg_choice(struct tool *t, const char *what, const char *arg,
+		    const char *const *words);
+
 /* Flush and close every output, print --stats; exits 74 on a write error. */
 void tool_finish(struct tool *t);
 

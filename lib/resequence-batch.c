@@ -1,0 +1,247 @@
+/* resequence-batch: everything kept, then sorted out (resequence-batch.h). */
+#include "resequence-batch.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "msgrec.h"
+
+struct entry {
+	uint64_t group;		/* the group's order of creation */
+	uint64_t num;
+	uint64_t serial;	/* arrival: equal numbers keep it */
+	uint64_t off;		/* in the bytes kept, memory or file */
+	uint64_t len;
+};
+
+struct rsq_batch {
+	struct rsq_limits lim;
+	struct rsq_table *groups;	/* only for the groups' keys and sizes */
+	struct entry *v;
+	size_t n, alloc;
+	struct buf mem;		/* the bytes, until they pass max_bytes */
+	FILE *spill;		/* then all of them, here */
+	uint64_t spill_len;
+	struct buf rec;
+	struct headers h;
+};
+
+struct rsq_batch *rsq_batch_new(const struct rsq_limits *lim)
+{
+	struct rsq_batch *b = xcalloc(1, sizeof(*b));
+	struct rsq_limits none = *lim;
+
+	b->lim = *lim;
+	/* The table checks numbers; it holds no message. */
+	none.start_first = 0;
+	none.capacity = none.max_bytes = 0;
+	if (lim->start_first)
+		none.start = 0;
+	b->groups = rsq_table_new(&none);
+	buf_init(&b->mem, 0);
+	buf_init(&b->rec, 0);
+	headers_init(&b->h);
+	return b;
+}
+
+void rsq_batch_free(struct rsq_batch *b)
+{
+	if (!b)
+		return;
+	rsq_table_free(b->groups);
+	free(b->v);
+	buf_release(&b->mem);
+	buf_release(&b->rec);
+	headers_release(&b->h);
+	if (b->spill)
+		fclose(b->spill);
+	free(b);
+}
+
+/* A file nobody else can open: unlinked as soon as it is made. */
+static FILE *temporary(void)
+{
+	const char *dir = getenv("TMPDIR");
+	struct buf path = BUF_INIT;
+	FILE *f = NULL;
+	int fd;
+
+	buf_addf(&path, "%s/msg-resequence.XXXXXX", dir && *dir ? dir : "/tmp");
+	fd = mkstemp(path.ptr);
+	if (fd >= 0) {
+		unlink(path.ptr);
+		if (!(f = fdopen(fd, "w+")))
+			close(fd);
+	}
+	buf_release(&path);
+	return f;
+}
+
+/* Keep rec's bytes; 0 or -1 (the file). */
+static int keep(struct rsq_batch *b, struct entry *e)
+{
+	e->len = b->rec.len;
+	if (!b->spill && b->lim.max_bytes && b->mem.len + b->rec.len > b->lim.max_bytes) {
+		if (!(b->spill = temporary()) ||
+		    fwrite(b->mem.ptr, 1, b->mem.len, b->spill) != b->mem.len)
+			return -1;
+		b->spill_len = b->mem.len;
+		buf_release(&b->mem);
+		buf_init(&b->mem, 0);
+	}
+	if (!b->spill) {
+		e->off = b->mem.len;
+		buf_add(&b->mem, b->rec.ptr, b->rec.len);
+		return 0;
+	}
+	e->off = b->spill_len;
+	if (fwrite(b->rec.ptr, 1, b->rec.len, b->spill) != b->rec.len)
+		return -1;
+	b->spill_len += b->rec.len;
+	return 0;
+}
+
+static void send(struct rsq_batch *b, const struct rsq_batch_out *out,
+		 struct headers *h, const char *body, size_t len)
+{
+	struct buf why = BUF_INIT;
+
+	(void)b;
+	if (out->emit(out->ctx, h, body, len, &why) < 0)
+		out->invalid(out->ctx, h, body, len, why.ptr);
+	buf_release(&why);
+}
+
+int rsq_batch_add(struct rsq_batch *b, const struct rsq_input *in,
+		  const struct rsq_batch_out *out, enum rsq_result *res,
+		  const char **why)
+{
+	struct rsq_group *g;
+	struct entry *e;
+
+	*res = RSQR_OUT;
+	if (in->marker) {
+		send(b, out, in->h, in->body, in->len);
+		return 0;
+	}
+	g = rsq_group(b->groups, in->key, in->key_len, 1, 0);
+	if (in->size_known && rsq_set_size(g, in->size) < 0) {
+		*res = RSQR_INVALID;
+		*why = "Sequence-Size differs from the group's";
+		return 0;
+	}
+	switch (rsq_place(b->groups, g, in->num)) {
+	case RSQ_BELOW_START:
+		*res = RSQR_INVALID;
+		*why = "below the start";
+		return 0;
+	case RSQ_PAST_END:
+		*res = RSQR_INVALID;
+		*why = "past Sequence-Size";
+		return 0;
+	default:
+		break;
+	}
+	if (b->n == b->alloc) {
+		b->alloc = b->alloc ? 2 * b->alloc : 1024;
+		b->v = xrealloc(b->v, b->alloc * sizeof(*b->v));
+	}
+	e = &b->v[b->n];
+	e->group = g->created;
+	e->num = in->num;
+	e->serial = b->n;
+	msgrec_encode(&b->rec, in->now, in->h, in->body, in->len);
+	if (keep(b, e) < 0)
+		return -1;
+	b->n++;
+	*res = RSQR_WAITS;
+	return 0;
+}
+
+static int by_group_number_arrival(const void *pa, const void *pb)
+{
+	const struct entry *a = pa, *b = pb;
+
+	if (a->group != b->group)
+		return a->group < b->group ? -1 : 1;
+	if (a->num != b->num)
+		return a->num < b->num ? -1 : 1;
+	return a->serial < b->serial ? -1 : a->serial > b->serial;
+}
+
+/* The bytes of e into b->rec: 0, or -1 (the file). */
+static int fetch(struct rsq_batch *b, const struct entry *e)
+{
+	if (!b->spill) {
+		buf_reset(&b->rec);
+		buf_add(&b->rec, b->mem.ptr + e->off, e->len);
+		return 0;
+	}
+	ssize_t got;
+
+	buf_reset(&b->rec);
+	buf_grow(&b->rec, e->len);
+	got = pread(fileno(b->spill), b->rec.ptr, e->len, (off_t)e->off);
+	if (got < 0)
+		return -1;
+	if ((uint64_t)got != e->len) {
+		errno = EIO;	/* the file is shorter than what was written */
+		return -1;
+	}
+	buf_setlen(&b->rec, e->len);
+	return 0;
+}
+
+int rsq_batch_finish(struct rsq_batch *b, const struct rsq_batch_out *out,
+		     struct resequencer_stats *st)
+{
+	uint64_t group = 0, expect = 0;
+	int started = 0;
+
+	if (b->spill && fflush(b->spill) != 0)
+		return -1;
+	st->most = b->n;
+	qsort(b->v, b->n, sizeof(*b->v), by_group_number_arrival);
+	for (size_t i = 0; i < b->n; i++) {
+		const struct entry *e = &b->v[i];
+		const char *body;
+		size_t len;
+		int64_t at;
+
+		if (!started || e->group != group) {
+			group = e->group;
+			expect = b->lim.start_first ? e->num : b->lim.start;
+			started = 1;
+		}
+		if (fetch(b, e) < 0)
+			return -1;
+		if (msgrec_decode(b->rec.ptr, b->rec.len, &at, &b->h, &body, &len) < 0)
+			return -1;
+		if (e->num < expect) {
+			out->duplicate(out->ctx, &b->h, body, len, e->num);
+			continue;
+		}
+		if (e->num > expect) {
+			rsq_set_gap(&b->h, expect, e->num - 1);
+			st->gaps++;
+			st->skipped += e->num - expect;
+		}
+		st->out++;
+		send(b, out, &b->h, body, len);
+		expect = e->num + 1;
+	}
+	return 0;
+}
+
+uint64_t rsq_batch_count(const struct rsq_batch *b)
+{
+	return b->n;
+}
+
+int rsq_batch_spilled(const struct rsq_batch *b)
+{
+	return b->spill != NULL;
+}

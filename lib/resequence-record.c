@@ -1,0 +1,85 @@
+/*
+ * resequence-record: the resequencer's state as store records, written
+ * as it changes and read back after a restart (the kinds and their bytes
+ * are described in resequencer.h).
+ */
+#include "resequencer.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void rsq_wait_key(struct buf *out, const char *key, size_t key_len,
+		  uint64_t num)
+{
+	buf_reset(out);
+	buf_add(out, key, key_len);
+	buf_addch(out, '\0');
+	/* Big-endian, so the store's byte order is number order. */
+	for (int shift = 56; shift >= 0; shift -= 8)
+		buf_addch(out, (int)(num >> shift) & 0xff);
+}
+
+int rsq_wait_key_decode(const char *key, size_t len, size_t *key_len,
+			uint64_t *num)
+{
+	if (len < 9 || key[len - 9] != '\0') {
+		errno = EINVAL;
+		return -1;
+	}
+	*key_len = len - 9;
+	*num = 0;
+	for (size_t i = len - 8; i < len; i++)
+		*num = *num << 8 | (unsigned char)key[i];
+	return 0;
+}
+
+void rsq_group_value(struct buf *out, const struct rsq_group *g)
+{
+	buf_reset(out);
+	buf_addf(out, "%" PRIu64 " %" PRIu64 " %d %d %" PRIu64 "\n", g->first,
+		 g->next, g->started, g->size_known, g->size);
+	for (size_t i = 0; i < g->skipped.n; i++)
+		buf_addf(out, "%s%" PRIu64 "-%" PRIu64, i ? "," : "",
+			 g->skipped.v[i].lo, g->skipped.v[i].hi);
+}
+
+/* The skipped ranges "LO-HI,...", each above the one before. */
+static int decode_skipped(struct rsq_group *g, const char *p)
+{
+	while (*p) {
+		uint64_t lo, hi;
+		int used;
+
+		if (sscanf(p, "%" SCNu64 "-%" SCNu64 "%n", &lo, &hi, &used) != 2 ||
+		    hi < lo || (g->skipped.n && lo <= seqset_max(&g->skipped)))
+			return -1;
+		rsq_restore_skipped(g, lo, hi);
+		p += used;
+		if (*p == ',' && p[1])
+			p++;
+		else if (*p)
+			return -1;
+	}
+	return 0;
+}
+
+int rsq_group_decode(struct rsq_group *g, const char *value, size_t len)
+{
+	struct buf v = BUF_INIT;
+	const char *nl;
+	int used = 0, r = -1;
+
+	buf_add(&v, value, len);
+	if (!memchr(v.ptr, '\0', v.len) && (nl = strchr(v.ptr, '\n')) &&
+	    sscanf(v.ptr, "%" SCNu64 " %" SCNu64 " %d %d %" SCNu64 "%n", &g->first,
+		   &g->next, &g->started, &g->size_known, &g->size, &used) == 5 &&
+	    v.ptr + used == nl && g->next >= g->first)
+		r = decode_skipped(g, nl + 1);
+	buf_release(&v);
+	if (r < 0)
+		errno = EINVAL;
+	return r;
+}

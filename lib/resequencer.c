@@ -1,0 +1,661 @@
+/*
+ * resequencer: messages in, messages out in order, in the order of
+ * store changes that makes --state crash-safe (resequencer.h).
+ */
+#include "resequencer.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "aggregate.h"
+#include "frame.h"
+#include "msgrec.h"
+#include "store.h"
+
+/* A message going out, held until the batch it comes from is committed
+ * (with a store only). */
+struct held {
+	struct buf rec;		/* msgrec bytes */
+	struct buf key;		/* its RSQ_KIND_WAIT record's key */
+	uint64_t gap_lo, gap_hi;
+	int gap;
+};
+
+struct resequencer {
+	struct resequencer_opt opt;
+	struct resequencer_out out;
+	struct store *store;
+	struct rsq_table *table;
+	struct agg_closed *done;	/* keys of complete groups */
+	struct resequencer_stats stats;
+	struct held *held;
+	size_t nheld, aheld;
+	/* Groups changed since the last sync, their records to rewrite;
+	 * a group's dirty is its index here + 1. */
+	struct rsq_group **dirty;
+	size_t ndirty, adirty;
+	/* Store changes that wait for the held messages to be out:
+	 * 'D' KIND-INITIAL KEY (delete) or 'C' KEY AT (a complete key),
+	 * each length-prefixed. */
+	struct buf after;
+	struct buf rec, key, value;
+	struct headers h;
+};
+
+/* Complete keys kept at most, the oldest forgotten first: a bound on
+ * their memory whatever --forget says. */
+#define DONE_KEYS_MAX 1000000
+
+struct resequencer *resequencer_new(const struct resequencer_opt *opt,
+				    const struct resequencer_out *out,
+				    struct store *store)
+{
+	struct resequencer *r = xcalloc(1, sizeof(*r));
+
+	r->opt = *opt;
+	r->out = *out;
+	r->store = store;
+	r->table = rsq_table_new(&opt->lim);
+	r->done = agg_closed_new(opt->forget_ms, DONE_KEYS_MAX);
+	buf_init(&r->after, 0);
+	buf_init(&r->rec, 0);
+	buf_init(&r->key, 0);
+	buf_init(&r->value, 0);
+	headers_init(&r->h);
+	return r;
+}
+
+static void held_release(struct held *x)
+{
+	buf_release(&x->rec);
+	buf_release(&x->key);
+}
+
+void resequencer_free(struct resequencer *r)
+{
+	if (!r)
+		return;
+	for (size_t i = 0; i < r->nheld; i++)
+		held_release(&r->held[i]);
+	free(r->held);
+	free(r->dirty);
+	rsq_table_free(r->table);
+	agg_closed_free(r->done);
+	buf_release(&r->after);
+	buf_release(&r->rec);
+	buf_release(&r->key);
+	buf_release(&r->value);
+	headers_release(&r->h);
+	free(r);
+}
+
+/* ---- store changes ----
+ * A failed store call returns -1 with errno set and store_last_error()
+ * saying why; those -1s are passed up as they are. */
+
+static void after_add(struct resequencer *r, char op, const char *p, size_t n,
+		      int64_t at)
+{
+	uint32_t len = (uint32_t)n;
+
+	buf_addch(&r->after, op);
+	buf_add(&r->after, &len, sizeof(len));
+	buf_add(&r->after, p, n);
+	buf_add(&r->after, &at, sizeof(at));
+}
+
+static void touched(struct resequencer *r, struct rsq_group *g)
+{
+	if (!r->store || g->dirty > 1)
+		return;
+	if (r->ndirty == r->adirty) {
+		r->adirty = r->adirty ? 2 * r->adirty : 64;
+		r->dirty = xrealloc(r->dirty, r->adirty * sizeof(*r->dirty));
+	}
+	r->dirty[r->ndirty++] = g;
+	g->dirty = (int)r->ndirty + 1;
+}
+
+/* g goes from memory; with a store its record goes once what it sent
+ * is out, and a complete group's key is kept. */
+static void forget(struct resequencer *r, struct rsq_group *g, int complete,
+		   int64_t now)
+{
+	if (complete)
+		agg_closed_add(r->done, g->key, g->key_len, now);
+	if (r->store) {
+		if (g->dirty > 1)
+			r->dirty[g->dirty - 2] = NULL;
+		after_add(r, 'G', g->key, g->key_len, 0);
+		if (complete)
+			after_add(r, 'C', g->key, g->key_len, now);
+	}
+	rsq_forget(r->table, g);
+}
+
+static int apply_one(struct resequencer *r, char op, const char *p,
+		     uint32_t len, int64_t at)
+{
+	switch (op) {
+	case 'D':
+		return store_delete(r->store, RSQ_KIND_WAIT, p, len);
+	case 'G':
+		return store_delete(r->store, RSQ_KIND_GROUP, p, len);
+	default:
+		agg_closed_value(&r->value, at);
+		return store_put(r->store, RSQ_KIND_DONE, p, len, r->value.ptr,
+				 r->value.len, at + r->opt.forget_ms);
+	}
+}
+
+static int apply_after(struct resequencer *r)
+{
+	const char *p = r->after.ptr, *end = p + r->after.len;
+
+	while (p < end) {
+		char op = *p++;
+		uint32_t len;
+		int64_t at;
+
+		memcpy(&len, p, sizeof(len));
+		p += sizeof(len);
+		memcpy(&at, p + len, sizeof(at));
+		if (apply_one(r, op, p, len, at) < 0)
+			return -1;
+		p += len + sizeof(at);
+	}
+	buf_reset(&r->after);
+	for (size_t i = 0; i < r->ndirty; i++) {
+		struct rsq_group *g = r->dirty[i];
+		if (!g)
+			continue;
+		g->dirty = 0;
+		rsq_group_value(&r->value, g);
+		if (store_put(r->store, RSQ_KIND_GROUP, g->key, g->key_len,
+			      r->value.ptr, r->value.len, 0) < 0)
+			return -1;
+	}
+	r->ndirty = 0;
+	return 0;
+}
+
+/* ---- out ---- */
+
+void rsq_set_gap(struct headers *h, uint64_t lo, uint64_t hi)
+{
+	char v[48];
+
+	headers_remove(h, "Resequence-Gap");
+	if (lo == hi)
+		snprintf(v, sizeof(v), "%llu", (unsigned long long)lo);
+	else
+		snprintf(v, sizeof(v), "%llu-%llu", (unsigned long long)lo,
+			 (unsigned long long)hi);
+	headers_set(h, "Resequence-Gap", v);
+}
+
+/* Write one message: its headers, its body, a gap before it or not. */
+static void deliver(struct resequencer *r, struct headers *h, const char *body,
+		    size_t len, const uint64_t *gap)
+{
+	struct buf why = BUF_INIT;
+
+	if (gap)
+		rsq_set_gap(h, gap[0], gap[1]);
+	if (r->out.emit(r->out.ctx, h, body, len, &why) < 0)
+		r->out.invalid(r->out.ctx, h, body, len, why.ptr);
+	buf_release(&why);
+}
+
+static int deliver_rec(struct resequencer *r, const char *rec, size_t len,
+		       const uint64_t *gap)
+{
+	const char *body;
+	size_t body_len;
+	int64_t arrived;
+
+	if (msgrec_decode(rec, len, &arrived, &r->h, &body, &body_len) < 0)
+		return -1;
+	deliver(r, &r->h, body, body_len, gap);
+	return 0;
+}
+
+/* Hold a message to go out at the next sync; g NULL when it has no
+ * record to delete then. */
+static void hold(struct resequencer *r, const char *rec, size_t len,
+		 const struct rsq_group *g, uint64_t num, const uint64_t *gap)
+{
+	struct held *x;
+
+	if (r->nheld == r->aheld) {
+		r->aheld = r->aheld ? 2 * r->aheld : 64;
+		r->held = xrealloc(r->held, r->aheld * sizeof(*r->held));
+	}
+	x = &r->held[r->nheld++];
+	buf_init(&x->rec, len);
+	buf_add(&x->rec, rec, len);
+	buf_init(&x->key, 0);
+	if (g)
+		rsq_wait_key(&x->key, g->key, g->key_len, num);
+	x->gap = gap != NULL;
+	x->gap_lo = gap ? gap[0] : 0;
+	x->gap_hi = gap ? gap[1] : 0;
+}
+
+/* A message of g that waited goes out (or is held to). */
+static int send_waited(struct resequencer *r, struct rsq_msg *m,
+		       const uint64_t *gap)
+{
+	int rc = 0;
+
+	r->stats.out++;
+	if (r->store)
+		hold(r, m->rec, m->len, m->g, m->num, gap);
+	else
+		rc = deliver_rec(r, m->rec, m->len, gap);
+	free(m);
+	return rc;
+}
+
+/* Send on what g has ready, the first after a gap marked; a complete
+ * group is forgotten: 1 then, else 0. */
+static int drain(struct resequencer *r, struct rsq_group *g,
+		 const uint64_t *gap, int64_t now)
+{
+	struct rsq_msg *m;
+
+	while ((m = rsq_take_next(r->table, g))) {
+		/* The bytes were made here from a valid message. */
+		(void)send_waited(r, m, gap);
+		gap = NULL;
+	}
+	touched(r, g);
+	if (!rsq_complete(g))
+		return 0;
+	forget(r, g, 1, now);
+	return 1;
+}
+
+/* Stop waiting for g's gap and send on what follows it: 1 when g was
+ * complete then and is gone. */
+static int skip(struct resequencer *r, struct rsq_group *g, int64_t now)
+{
+	uint64_t gap[2];
+	int s = rsq_skip(r->table, g, &gap[0], &gap[1]);
+
+	if (s < 0)
+		return 0;
+	if (s == 1) {
+		r->stats.gaps++;
+		r->stats.skipped += gap[1] - gap[0] + 1;
+	}
+	return drain(r, g, s == 1 ? gap : NULL, now);
+}
+
+/* ---- in ---- */
+
+static int put_record(struct resequencer *r, const struct rsq_group *g,
+		      uint64_t num)
+{
+	if (!r->store)
+		return 0;
+	rsq_wait_key(&r->key, g->key, g->key_len, num);
+	return store_put(r->store, RSQ_KIND_WAIT, r->key.ptr, r->key.len,
+			 r->rec.ptr, r->rec.len, 0);
+}
+
+/* The message g expects: out at once, then what waited behind it. */
+static int send_next(struct resequencer *r, struct rsq_group *g,
+		     const struct rsq_input *in)
+{
+	r->stats.out++;
+	if (r->store) {
+		if (put_record(r, g, in->num) < 0)
+			return -1;
+		hold(r, r->rec.ptr, r->rec.len, g, in->num, NULL);
+	} else {
+		deliver(r, in->h, in->body, in->len, NULL);
+	}
+	rsq_advance(r->table, g);
+	(void)drain(r, g, NULL, in->now);
+	return 0;
+}
+
+/* Let it wait: 0, or RSQ_FULL with *why; -1 (store). */
+static int let_wait(struct resequencer *r, struct rsq_group *g,
+		    const struct rsq_input *in, const char **why)
+{
+	int w = rsq_wait(r->table, g, in->num, in->now, r->rec.ptr, r->rec.len, why);
+
+	if (w < 0)
+		return w;
+	if (rsq_waiting(r->table) > r->stats.most)
+		r->stats.most = rsq_waiting(r->table);
+	if (put_record(r, g, in->num) < 0)
+		return -1;
+	/* --start first may have started it. */
+	(void)drain(r, g, NULL, in->now);
+	return 0;
+}
+
+static enum rsq_result placed(enum rsq_place p, const char **why)
+{
+	switch (p) {
+	case RSQ_EMITTED: return RSQR_DUP_EMITTED;
+	case RSQ_WAITING: return RSQR_DUP_WAITING;
+	case RSQ_SKIPPED: return RSQR_LATE_SKIPPED;
+	case RSQ_BELOW_START:
+		*why = "below the start";
+		return RSQR_INVALID;
+	default:
+		*why = "past Sequence-Size";
+		return RSQR_INVALID;
+	}
+}
+
+/* A marker of an empty sequence: nothing to order; its group is done. */
+static int pass_marker(struct resequencer *r, const struct rsq_input *in)
+{
+	struct rsq_group *g = rsq_group(r->table, in->key, in->key_len, 0, in->now);
+
+	r->stats.out++;
+	if (r->store) {
+		/* No record: it moves no group's number, and until it is
+		 * out its input is not done with. */
+		hold(r, r->rec.ptr, r->rec.len, NULL, 0, NULL);
+	} else {
+		deliver(r, in->h, in->body, in->len, NULL);
+	}
+	if (g)
+		forget(r, g, 1, in->now);
+	else
+		agg_closed_add(r->done, in->key, in->key_len, in->now);
+	return 0;
+}
+
+/* One try at placing the message: 1 when done (*res set), 0 when it
+ * must wait and there is no room (*why the limit), -1 (store). */
+static int place(struct resequencer *r, const struct rsq_input *in,
+		 enum rsq_result *res, const char **why)
+{
+	struct rsq_group *g = rsq_group(r->table, in->key, in->key_len, 0, in->now);
+	enum rsq_place p;
+	int w;
+
+	*res = RSQR_OUT;
+	if (!g && agg_closed_has(r->done, in->key, in->key_len, in->now)) {
+		*res = RSQR_LATE_COMPLETE;
+		return 1;
+	}
+	if (in->marker)
+		return pass_marker(r, in) < 0 ? -1 : 1;
+	if (!g)
+		g = rsq_group(r->table, in->key, in->key_len, 1, in->now);
+	if (in->size_known && rsq_set_size(g, in->size) < 0) {
+		*res = RSQR_INVALID;
+		*why = "Sequence-Size differs from the group's";
+		return 1;
+	}
+	touched(r, g);
+	p = rsq_place(r->table, g, in->num);
+	if (p == RSQ_NEXT)
+		return send_next(r, g, in) < 0 ? -1 : 1;
+	if (p != RSQ_LATER) {
+		*res = placed(p, why);
+		return 1;
+	}
+	*res = RSQR_WAITS;
+	if ((w = let_wait(r, g, in, why)) == RSQ_FULL)
+		return 0;
+	return w < 0 ? -1 : 1;
+}
+
+int resequencer_add(struct resequencer *r, const struct rsq_input *in,
+		    enum rsq_result *res, const char **why)
+{
+	struct rsq_group *victim;
+	int done;
+
+	msgrec_encode(&r->rec, in->now, in->h, in->body, in->len);
+	if (r->opt.lim.max_bytes && r->rec.len > r->opt.lim.max_bytes) {
+		*res = RSQR_INVALID;
+		*why = "the message alone is over --max-bytes";
+		return 0;
+	}
+	/* Making room may skip the very gap this message was to fill:
+	 * each try places it afresh. */
+	while ((done = place(r, in, res, why)) == 0) {
+		if (r->opt.on_full != RSQR_SKIP || !(victim = rsq_oldest(r->table))) {
+			*res = RSQR_FULL;
+			return 0;
+		}
+		(void)skip(r, victim, in->now);
+	}
+	return done < 0 ? -1 : 0;
+}
+
+/* ---- time and room ---- */
+
+int resequencer_tick(struct resequencer *r, int64_t now)
+{
+	struct rsq_group *g;
+	struct store_rec rec;
+
+	while ((g = rsq_expired(r->table, now)))
+		(void)skip(r, g, now);
+	while ((g = rsq_idle(r->table, now, r->opt.forget_ms)))
+		forget(r, g, 0, now);
+	agg_closed_expire(r->done, now);
+	if (!r->store)
+		return 0;
+	/* Complete keys are the only records with deadlines. */
+	while (store_earliest(r->store, &rec) == 1 && rec.deadline <= now)
+		if (store_delete(r->store, rec.kind, rec.key, rec.key_len) < 0)
+			return -1;
+	return 0;
+}
+
+int64_t resequencer_next_deadline(const struct resequencer *r)
+{
+	return rsq_next_deadline(r->table);
+}
+
+int resequencer_skip_oldest(struct resequencer *r, int64_t now)
+{
+	struct rsq_group *g = rsq_oldest(r->table);
+
+	if (!g)
+		return 0;
+	(void)skip(r, g, now);
+	return 1;
+}
+
+/* --at-end fail without a store: what waits cannot stay; the tool
+ * diverts it. */
+static void refuse_waiting(struct resequencer *r, struct rsq_group *g)
+{
+	struct rsq_msg *m;
+	uint64_t lo, hi;
+
+	while (rsq_skip(r->table, g, &lo, &hi) >= 0)
+		while ((m = rsq_take_next(r->table, g))) {
+			const char *body;
+			size_t len;
+			int64_t at;
+
+			if (msgrec_decode(m->rec, m->len, &at, &r->h, &body, &len) == 0)
+				r->out.invalid(r->out.ctx, &r->h, body, len,
+					       "still waiting at the end of input");
+			free(m);
+		}
+}
+
+int64_t resequencer_end(struct resequencer *r, enum resequencer_at_end how,
+			uint64_t *groups, int64_t now)
+{
+	int64_t waiting = (int64_t)rsq_waiting(r->table);
+	struct rsq_group *g, *next;
+
+	*groups = 0;
+	for (g = rsq_next_group(r->table, NULL); g; g = next) {
+		next = rsq_next_group(r->table, g);
+		if (!g->nwait)
+			continue;
+		++*groups;
+		if (how == RSQR_FLUSH) {
+			/* Gap after gap, until it is empty or complete (gone). */
+			while (!skip(r, g, now) && g->nwait)
+				;
+		} else if (how == RSQR_FAIL_END && !r->store) {
+			refuse_waiting(r, g);
+		}
+	}
+	return waiting;
+}
+
+/* ---- durability ---- */
+
+int resequencer_sync(struct resequencer *r)
+{
+	if (!r->store)
+		return 0;
+	if (store_commit(r->store) < 0)
+		return -1;
+	for (size_t i = 0; i < r->nheld; i++) {
+		struct held *x = &r->held[i];
+		uint64_t gap[2] = { x->gap_lo, x->gap_hi };
+
+		if (deliver_rec(r, x->rec.ptr, x->rec.len, x->gap ? gap : NULL) < 0)
+			return -1;
+		if (x->key.len)
+			after_add(r, 'D', x->key.ptr, x->key.len, 0);
+		held_release(x);
+	}
+	r->nheld = 0;
+	if (frame_writers_flush_all() < 0)
+		return -1;
+	return apply_after(r);
+}
+
+uint64_t resequencer_held(const struct resequencer *r)
+{
+	return r->nheld;
+}
+
+uint64_t resequencer_waiting(const struct resequencer *r)
+{
+	return rsq_waiting(r->table);
+}
+
+const struct resequencer_stats *resequencer_stats(const struct resequencer *r)
+{
+	return &r->stats;
+}
+
+/* ---- restoring ---- */
+
+static int restore_groups(struct resequencer *r, int64_t now)
+{
+	struct store_iter it;
+	struct store_rec rec;
+	struct buf value = BUF_INIT;
+	int rc;
+
+	store_iter_init(&it, r->store, RSQ_KIND_GROUP, NULL, 0);
+	while ((rc = store_iter_next(&it, &rec, &value)) == 1) {
+		struct rsq_group *g = rsq_group(r->table, rec.key, rec.key_len, 1, now);
+		if (rsq_group_decode(g, value.ptr, value.len) < 0) {
+			rc = -1;
+			break;
+		}
+	}
+	store_iter_release(&it);
+	buf_release(&value);
+	return rc;
+}
+
+static int restore_waiting(struct resequencer *r)
+{
+	struct store_iter it;
+	struct store_rec rec;
+	struct buf value = BUF_INIT;
+	const char *body, *why;
+	int rc;
+
+	store_iter_init(&it, r->store, RSQ_KIND_WAIT, NULL, 0);
+	while ((rc = store_iter_next(&it, &rec, &value)) == 1) {
+		struct rsq_group *g;
+		size_t key_len, len;
+		uint64_t num;
+		int64_t at;
+
+		if (rsq_wait_key_decode(rec.key, rec.key_len, &key_len, &num) < 0 ||
+		    msgrec_decode(value.ptr, value.len, &at, &r->h, &body, &len) < 0) {
+			rc = -1;
+			break;
+		}
+		g = rsq_group(r->table, rec.key, key_len, 1, at);
+		/* Below next: it was going out when the run stopped, and
+		 * goes out first now. */
+		if (rsq_wait(r->table, g, num, at, value.ptr, value.len, &why) < 0) {
+			errno = EINVAL;
+			rc = -1;
+			break;
+		}
+	}
+	store_iter_release(&it);
+	buf_release(&value);
+	return rc;
+}
+
+static int restore_done(struct resequencer *r, int64_t now)
+{
+	struct store_iter it;
+	struct store_rec rec;
+	struct buf value = BUF_INIT;
+	int rc;
+
+	store_iter_init(&it, r->store, RSQ_KIND_DONE, NULL, 0);
+	while ((rc = store_iter_next(&it, &rec, &value)) == 1) {
+		int64_t at;
+
+		if (agg_closed_decode(value.ptr, value.len, &at) < 0) {
+			rc = -1;
+			break;
+		}
+		if (rec.deadline > now)
+			agg_closed_add(r->done, rec.key, rec.key_len, at);
+	}
+	store_iter_release(&it);
+	buf_release(&value);
+	return rc;
+}
+
+int resequencer_restore(struct resequencer *r, int64_t now)
+{
+	struct rsq_limits none = r->opt.lim;
+	struct rsq_group *g, *next;
+	int rc;
+
+	if (!r->store)
+		return 0;
+	/* Every message committed is taken back, whatever the limits of
+	 * this run: the next one that finds them passed makes room first. */
+	none.capacity = none.max_bytes = 0;
+	rsq_table_set_limits(r->table, &none);
+	rc = restore_groups(r, now);
+	if (rc == 0)
+		rc = restore_waiting(r);
+	rsq_table_set_limits(r->table, &r->opt.lim);
+	if (rc < 0 || restore_done(r, now) < 0)
+		return -1;
+	for (g = rsq_next_group(r->table, NULL); g; g = next) {
+		next = rsq_next_group(r->table, g);
+		(void)drain(r, g, NULL, now);
+	}
+	if (rsq_waiting(r->table) > r->stats.most)
+		r->stats.most = rsq_waiting(r->table);
+	return 0;
+}
