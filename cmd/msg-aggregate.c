@@ -8,9 +8,9 @@
 #include "clock.h"
 #include "diag.h"
 #include "expr.h"
-#include "timer.h"
 #include "store.h"
 #include "tool.h"
+#include "tool-state.h"
 #include "xslt.h"
 
 static const char usage[] =
@@ -31,7 +31,7 @@ static struct {
 	const char *partial, *late, *separator;
 	char **params;
 	size_t nparams;
-	int include_close, event_clock, at_end_set;
+	int include_close, at_end_set;
 	enum aggregator_at_end at_end;
 	struct aggregator_opt a;
 } opt = {
@@ -50,8 +50,7 @@ static struct xslt_sheet *sheet;
 static struct store *store;
 static struct aggregator *agg;
 static struct frame_writer *partial_out, *late_out;
-static int64_t event_now;	/* --clock event: the latest Timestamp */
-static struct tool *tool;
+static struct tool_state state;
 
 static struct tool_counter counters[] = {
 	{ "in", 0 }, { "members", 0 }, { "duplicates", 0 }, { "late", 0 },
@@ -162,7 +161,7 @@ static int option(struct tool *t, int c, const char *arg)
 		opt.a.on_limit = (enum aggregator_on_limit)tool_arg_choice(t, "--on-limit", arg, on_limit);
 		return 0;
 	case OPT_STATE: opt.state = arg; return 0;
-	case OPT_CLOCK: opt.event_clock = tool_arg_choice(t, "--clock", arg, clock); return 0;
+	case OPT_CLOCK: state.clock.event = tool_arg_choice(t, "--clock", arg, clock); return 0;
 	case OPT_DETERMINISTIC: opt.a.deterministic_ids = 1; return 0;
 	}
 	return -1;
@@ -257,106 +256,34 @@ static void classify(void *ctx, struct agg_input *in)
 
 /* ---- state and time ---- */
 
-static void state_failed(const char *doing)
-{
-	int err = errno;
+static int run_sync(void *run) { return aggregator_sync(run); }
+static int run_tick(void *run, int64_t now) { return aggregator_tick(run, now); }
+static int64_t run_deadline(void *run) { return aggregator_next_deadline(run); }
 
-	if (store && store_last_error(store))
-		die(store_exit_code(err), "%s: %s", doing, store_last_error(store));
-	die(err == ENOMEM ? EX_SOFTWARE : EX_IOERR, "%s: %s", doing, strerror(err));
+static _Noreturn void state_failed(const char *doing)
+{
+	tool_state_failed(store, doing);
 }
 
 static int64_t now_ms(void)
 {
-	return opt.event_clock ? event_now : clock_now_ms();
+	return tool_clock_now(&state.clock);
 }
 
 /* The end of an input batch: state durable, then what it gave. */
 static int batch_end(struct tool *t)
 {
 	(void)t;
-	if (aggregator_sync(agg) < 0)
-		state_failed("cannot keep the state");
-	return 0;
-}
-
-/* Run out timers (wall clock). */
-static void tick(int64_t now)
-{
-	if (aggregator_tick(agg, now) < 0)
-		state_failed("cannot keep the state");
-}
-
-static void timer_fire(void *arg)
-{
-	(void)arg;
-	tick(clock_now_ms());
-	batch_end(tool);
-	/* What the timers released goes out before the wait goes on. */
-	if (frame_writers_flush_all() < 0 && frame_writers_failed())
-		tool_writer_failed(frame_writers_failed());
-}
-
-static int64_t timer_deadline(void *arg)
-{
-	(void)arg;
-	return aggregator_next_deadline(agg);
-}
-
-/* --on-limit block: wait for a timer to release a group. */
-static int wait_for_room(void)
-{
-	int64_t d = opt.event_clock ? 0 : aggregator_next_deadline(agg);
-
-	if (!d)
-		return -1;
-	if (aggregator_sync(agg) < 0)
-		state_failed("cannot keep the state");
-	timer_sleep_until(d);
-	tick(clock_now_ms());
+	tool_state_sync(&state);
 	return 0;
 }
 
 /* ---- one message ---- */
 
-static int member_time(struct tool *t, struct headers *h, struct buf *body,
-		       int64_t *now)
-{
-	const char *ts;
-	int64_t at;
-
-	if (!opt.event_clock) {
-		*now = clock_now_ms();
-		return 0;
-	}
-	ts = headers_get(h, "Timestamp");
-	if (!ts || timestamp_parse(ts, &at) < 0) {
-		tool_invalid(t, h, body->ptr, body->len, ts ?
-			     "Timestamp '%s' is not a time (--clock event)" :
-			     "no Timestamp%s (--clock event)", ts ? ts : "");
-		return -1;
-	}
-	if (at > event_now)
-		event_now = at;
-	*now = event_now;
-	return 0;
-}
-
 static void late(struct headers *h, struct buf *body)
 {
-	const char *id = headers_get(h, "Message-Id");
-
 	counters[C_LATE].n++;
-	if (!late_out) {
-		warnx_msg("warning: message %s: its group was already released; dropped",
-			  id ? id : "without Message-Id");
-		return;
-	}
-	/* Cut to fit, as every diverted message's Error is: a late member
-	 * with a full header block is still written, never refused. */
-	frame_set_error(h, body->len, "msg-aggregate: late: its group was already released");
-	if (frame_writer_write(late_out, h, body->ptr, body->len) < 0)
-		tool_writer_failed(late_out);
+	tool_set_aside(late_out, h, body, "late: its group was already released");
 }
 
 static int add(struct tool *t, struct headers *h, struct buf *body,
@@ -370,7 +297,7 @@ static int add(struct tool *t, struct headers *h, struct buf *body,
 			state_failed("cannot keep the state");
 		if (res < AGG_FULL_GROUPS)
 			break;
-		if (opt.a.on_limit == AGGR_BLOCK && wait_for_room() == 0) {
+		if (opt.a.on_limit == AGGR_BLOCK && tool_state_wait(&state) == 0) {
 			in->now = now_ms();	/* it arrives after the wait */
 			continue;
 		}
@@ -395,9 +322,9 @@ static int aggregate_frame(struct tool *t, struct frame_reader *fr, struct heade
 	counters[C_IN].n++;
 	if (frame_reader_body(fr, &body) < 0)
 		return -1;
-	if (member_time(t, h, &body, &in.now) < 0)
+	if (tool_clock_message(&state.clock, t, h, &body, &in.now) < 0)
 		return 0;
-	tick(in.now);
+	tool_state_tick(&state, in.now);
 	expr_env_bind(env, h, body.ptr, body.len);
 	buf_reset(&why);
 	if ((r = expr_eval_string(correlate, env, &key, &why)) == 0 && !key.len)
@@ -502,6 +429,11 @@ static void setup(struct tool *t)
 		die(serr.exit, "%s", serr.msg);
 	out.ctx = t;
 	agg = aggregator_new(&opt.a, &out, store);
+	state.store = store;
+	state.run = agg;
+	state.sync = run_sync;
+	state.tick = run_tick;
+	state.deadline = run_deadline;
 	buf_release(&err);
 }
 
@@ -541,7 +473,6 @@ int main(int argc, char **argv)
 	};
 	int first;
 
-	tool = &t;
 	tool_init(&t, argc, argv);
 	first = tool_parse(&t, argc, argv);
 	setup(&t);
@@ -553,10 +484,9 @@ int main(int argc, char **argv)
 	if (aggregator_restore(agg, clock_now_ms()) < 0)
 		state_failed("cannot read the state");
 	batch_end(&t);
-	if (!opt.event_clock)
-		timer_set(timer_deadline, timer_fire, NULL);
+	tool_state_timers(&state);
 	tool_each_frame(&t, argc - first, argv + first, aggregate_frame);
-	timer_set(NULL, NULL, NULL);
+	tool_state_timers(NULL);
 	finish(&t);
 	aggregator_free(agg);
 	if (store)

@@ -11,8 +11,8 @@
 #include "resequence-batch.h"
 #include "seqset.h"
 #include "store.h"
-#include "timer.h"
 #include "tool.h"
+#include "tool-state.h"
 
 static const char usage[] =
 	"usage: msg-resequence [-b expr] [-g expr] [--start n|first] [--window n]\n"
@@ -26,7 +26,7 @@ static const char usage[] =
 /* As given on the command line. */
 static struct {
 	const char *by, *group, *state, *late;
-	int event_clock, at_end_set, batch, timeout_set, limits_set;
+	int at_end_set, batch, timeout_set, limits_set;
 	enum resequencer_at_end at_end;
 	struct resequencer_opt r;
 } opt = {
@@ -45,8 +45,7 @@ static struct store *store;
 static struct resequencer *rsq;
 static struct rsq_batch *batch;
 static struct frame_writer *late_out;
-static int64_t event_now;	/* --clock event: the latest Timestamp */
-static struct tool *tool;
+static struct tool_state state;
 
 static struct tool_counter counters[] = {
 	{ "in", 0 }, { "out", 0 }, { "gaps", 0 }, { "skipped", 0 },
@@ -123,7 +122,7 @@ static int option(struct tool *t, int c, const char *arg)
 		return 0;
 	case OPT_BATCH: opt.batch = 1; return 0;
 	case OPT_STATE: opt.state = arg; return 0;
-	case OPT_CLOCK: opt.event_clock = tool_arg_choice(t, "--clock", arg, clock); return 0;
+	case OPT_CLOCK: state.clock.event = tool_arg_choice(t, "--clock", arg, clock); return 0;
 	}
 	return -1;
 }
@@ -148,93 +147,36 @@ static void refuse(void *ctx, struct headers *h, const char *body, size_t len,
 static void set_aside(struct headers *h, const struct buf *body, int counter,
 		      const char *what)
 {
-	const char *id = headers_get(h, "Message-Id");
-	char text[128];
-
 	counters[counter].n++;
-	if (!late_out) {
-		warnx_msg("warning: message %s: %s; dropped",
-			  id ? id : "without Message-Id", what);
-		return;
-	}
-	snprintf(text, sizeof(text), "msg-resequence: %s", what);
-	/* Cut to fit, as every diverted message's Error is. */
-	frame_set_error(h, body->len, text);
-	if (frame_writer_write(late_out, h, body->ptr, body->len) < 0)
-		tool_writer_failed(late_out);
+	tool_set_aside(late_out, h, body, what);
 }
 
 /* ---- state and time ---- */
 
-static void state_failed(const char *doing)
-{
-	int err = errno;
+static int run_sync(void *run) { return resequencer_sync(run); }
+static int run_tick(void *run, int64_t now) { return resequencer_tick(run, now); }
+static int64_t run_deadline(void *run) { return resequencer_next_deadline(run); }
 
-	if (store && store_last_error(store))
-		die(store_exit_code(err), "%s: %s", doing, store_last_error(store));
-	die(err == ENOMEM ? EX_SOFTWARE : EX_IOERR, "%s: %s", doing, strerror(err));
+static _Noreturn void state_failed(const char *doing)
+{
+	tool_state_failed(store, doing);
 }
 
 static int64_t now_ms(void)
 {
-	return opt.event_clock ? event_now : clock_now_ms();
+	return tool_clock_now(&state.clock);
 }
 
 /* The end of an input batch: state durable, then what it let out. */
 static int batch_end(struct tool *t)
 {
 	(void)t;
-	if (rsq && resequencer_sync(rsq) < 0)
-		state_failed("cannot keep the state");
+	if (rsq)
+		tool_state_sync(&state);
 	return 0;
-}
-
-static void tick(int64_t now)
-{
-	if (resequencer_tick(rsq, now) < 0)
-		state_failed("cannot keep the state");
-}
-
-static void timer_fire(void *arg)
-{
-	(void)arg;
-	tick(clock_now_ms());
-	batch_end(tool);
-	/* What the timers let out goes out before the wait goes on. */
-	if (frame_writers_flush_all() < 0 && frame_writers_failed())
-		tool_writer_failed(frame_writers_failed());
-}
-
-static int64_t timer_deadline(void *arg)
-{
-	(void)arg;
-	return resequencer_next_deadline(rsq);
 }
 
 /* ---- one message ---- */
-
-static int message_time(struct tool *t, struct headers *h, struct buf *body,
-			int64_t *now)
-{
-	const char *ts;
-	int64_t at;
-
-	if (!opt.event_clock) {
-		*now = clock_now_ms();
-		return 0;
-	}
-	ts = headers_get(h, "Timestamp");
-	if (!ts || timestamp_parse(ts, &at) < 0) {
-		tool_invalid(t, h, body->ptr, body->len, ts ?
-			     "Timestamp '%s' is not a time (--clock event)" :
-			     "no Timestamp%s (--clock event)", ts ? ts : "");
-		return -1;
-	}
-	if (at > event_now)
-		event_now = at;
-	*now = event_now;
-	return 0;
-}
 
 /* The group, number and Sequence-Size of the bound message into in:
  * 0, or -1 with why. */
@@ -289,19 +231,6 @@ static _Noreturn void full(struct headers *h, const char *why)
 	    why, id ? id : "without Message-Id");
 }
 
-/* --on-full block: wait for the earliest gap's time to run out. */
-static int wait_for_room(void)
-{
-	int64_t d = opt.event_clock ? 0 : resequencer_next_deadline(rsq);
-
-	if (!d)
-		return -1;
-	batch_end(tool);
-	timer_sleep_until(d);
-	tick(clock_now_ms());
-	return 0;
-}
-
 static enum rsq_result add(struct headers *h, struct rsq_input *in,
 			   const char **why)
 {
@@ -312,7 +241,7 @@ static enum rsq_result add(struct headers *h, struct rsq_input *in,
 			state_failed("cannot keep the state");
 		if (res != RSQR_FULL)
 			return res;
-		if (opt.r.on_full != RSQR_BLOCK || wait_for_room() < 0)
+		if (opt.r.on_full != RSQR_BLOCK || tool_state_wait(&state) < 0)
 			full(h, *why);
 		in->now = now_ms();	/* it arrives after the wait */
 	}
@@ -384,10 +313,10 @@ static int resequence_frame(struct tool *t, struct frame_reader *fr, struct head
 	counters[C_IN].n++;
 	if (frame_reader_body(fr, &body) < 0)
 		return -1;
-	if (message_time(t, h, &body, &in.now) < 0)
+	if (tool_clock_message(&state.clock, t, h, &body, &in.now) < 0)
 		return 0;
 	if (!batch)
-		tick(in.now);
+		tool_state_tick(&state, in.now);
 	expr_env_bind(env, h, body.ptr, body.len);
 	buf_reset(&why);
 	r = numbers(&in, &key, &num, &why);
@@ -462,6 +391,11 @@ static void setup(struct tool *t)
 	if (opt.state && !(store = store_open(opt.state, &serr)))
 		die(serr.exit, "%s", serr.msg);
 	rsq = resequencer_new(&opt.r, &out, store);
+	state.store = store;
+	state.run = rsq;
+	state.sync = run_sync;
+	state.tick = run_tick;
+	state.deadline = run_deadline;
 }
 
 static void finish_batch(struct tool *t)
@@ -521,7 +455,6 @@ int main(int argc, char **argv)
 	};
 	int first;
 
-	tool = &t;
 	tool_init(&t, argc, argv);
 	first = tool_parse(&t, argc, argv);
 	setup(&t);
@@ -531,10 +464,10 @@ int main(int argc, char **argv)
 	if (rsq && resequencer_restore(rsq, clock_now_ms()) < 0)
 		state_failed("cannot read the state");
 	batch_end(&t);
-	if (rsq && !opt.event_clock)
-		timer_set(timer_deadline, timer_fire, NULL);
+	if (rsq)
+		tool_state_timers(&state);
 	tool_each_frame(&t, argc - first, argv + first, resequence_frame);
-	timer_set(NULL, NULL, NULL);
+	tool_state_timers(NULL);
 	finish(&t);
 	resequencer_free(rsq);
 	rsq_batch_free(batch);

@@ -5,6 +5,7 @@
  */
 #include "aggregate.h"
 #include "msgrec.h"
+#include "store.h"
 
 #include <errno.h>
 #include <math.h>
@@ -14,12 +15,8 @@
 void agg_member_key(struct buf *out, const char *key, size_t key_len,
 		    uint64_t serial)
 {
-	buf_reset(out);
-	buf_add(out, key, key_len);
-	buf_addch(out, '\0');
-	/* Big-endian, so the store's byte order is arrival order. */
-	for (int shift = 56; shift >= 0; shift -= 8)
-		buf_addch(out, (int)(serial >> shift) & 0xff);
+	/* In order of serial: of arrival. */
+	msgrec_key(out, key, key_len, serial);
 }
 
 size_t agg_group_records(const struct agg_group *g)
@@ -44,12 +41,10 @@ int agg_member_decode(const char *key, size_t key_len, const char *value,
 
 	memset(in, 0, sizeof(*in));
 	headers_reset(h);
-	if (key_len < 10 || key[key_len - 9] != '\0')
+	if (msgrec_key_decode(key, key_len, &in->key_len, &in->serial) < 0 ||
+	    !in->key_len)
 		goto damaged;
 	in->key = key;
-	in->key_len = key_len - 9;
-	for (size_t i = key_len - 8; i < key_len; i++)
-		in->serial = in->serial << 8 | (unsigned char)key[i];
 	if (!in->serial ||
 	    msgrec_decode(value, value_len, &in->now, h, &in->body, &in->len) < 0)
 		goto damaged;
@@ -80,5 +75,29 @@ int agg_closed_decode(const char *value, size_t value_len, int64_t *closed_at)
 	buf_release(&v);
 	if (r < 0)
 		errno = EINVAL;
+	return r;
+}
+
+int agg_closed_restore(struct agg_closed *c, struct store *s, const char *kind,
+		       int64_t now)
+{
+	struct store_iter it;
+	struct store_rec rec;
+	struct buf value = BUF_INIT;
+	int r;
+
+	store_iter_init(&it, s, kind, NULL, 0);
+	while ((r = store_iter_next(&it, &rec, &value)) == 1) {
+		int64_t at;
+
+		if (agg_closed_decode(value.ptr, value.len, &at) < 0) {
+			r = -1;
+			break;
+		}
+		if (rec.deadline > now)
+			agg_closed_add(c, rec.key, rec.key_len, at);
+	}
+	store_iter_release(&it);
+	buf_release(&value);
 	return r;
 }

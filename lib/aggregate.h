@@ -294,5 +294,11 @@ void agg_group_record_key(struct buf *out, const struct agg_group *g, size_t i);
 
 void agg_closed_value(struct buf *out, int64_t closed_at);
 int agg_closed_decode(const char *value, size_t value_len, int64_t *closed_at);
+/* Keep in c every key of the records of kind (values agg_closed_value
+ * made) whose deadline is after now: 0, or -1 with errno (EINVAL: a
+ * damaged value). */
+struct store;
+int agg_closed_restore(struct agg_closed *c, struct store *s, const char *kind,
+		       int64_t now);
 
 #endif

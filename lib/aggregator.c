@@ -13,6 +13,7 @@
 #include "frame.h"
 #include "message.h"
 #include "store.h"
+#include "store-later.h"
 
 /* A released group's message, held until the state it comes from is
  * committed (with a store only). */
@@ -32,10 +33,9 @@ struct aggregator {
 	struct aggregator_stats stats;
 	struct held *held;
 	size_t nheld, aheld;
-	/* Store changes that must wait for the held results to be durable:
-	 * records "D" key (delete a member) or "C" key closed-at (remember
-	 * a closed key), each as a length-prefixed entry. */
-	struct buf after;
+	/* Store changes that wait for the held results to be out: members
+	 * deleted, closed keys kept. */
+	struct store_later after;
 	struct buf scratch, value;
 };
 
@@ -55,7 +55,7 @@ struct aggregator *aggregator_new(const struct aggregator_opt *opt,
 	a->store = store;
 	a->table = agg_table_new(&opt->lim);
 	a->closed = agg_closed_new(opt->remember_ms, CLOSED_KEYS_MAX);
-	buf_init(&a->after, 0);
+	store_later_init(&a->after);
 	buf_init(&a->scratch, 0);
 	buf_init(&a->value, 0);
 	return a;
@@ -77,7 +77,7 @@ void aggregator_free(struct aggregator *a)
 	free(a->held);
 	agg_table_free(a->table);
 	agg_closed_free(a->closed);
-	buf_release(&a->after);
+	store_later_release(&a->after);
 	buf_release(&a->scratch);
 	buf_release(&a->value);
 	free(a);
@@ -152,53 +152,19 @@ static void stamp(struct aggregator *a, const struct agg_group *g,
  * A failed store call returns -1 with errno set and store_last_error()
  * saying why; those -1s are passed up as they are. */
 
-/* Queue a change for after the held results are durable. */
-static void after_add(struct aggregator *a, char op, const char *p, size_t n,
-		      int64_t at)
-{
-	uint32_t len = (uint32_t)n;
-
-	buf_addch(&a->after, op);
-	buf_add(&a->after, &len, sizeof(len));
-	buf_add(&a->after, p, n);
-	buf_add(&a->after, &at, sizeof(at));
-}
-
-/* The group's records go, and its key is remembered as closed. */
+/* The group's records go, and its key is remembered as closed, once
+ * its result is out. */
 static void forget_in_store(struct aggregator *a, const struct agg_group *g,
 			    int64_t closed_at)
 {
 	for (size_t i = 0; i < agg_group_records(g); i++) {
 		agg_group_record_key(&a->scratch, g, i);
-		after_add(a, 'D', a->scratch.ptr, a->scratch.len, 0);
+		store_later_delete(&a->after, AGG_KIND_MEMBER, a->scratch.ptr,
+				   a->scratch.len);
 	}
-	after_add(a, 'C', g->key, g->key_len, closed_at);
-}
-
-static int apply_after(struct aggregator *a)
-{
-	const char *p = a->after.ptr, *end = p + a->after.len;
-
-	while (p < end) {
-		char op = *p++;
-		uint32_t len;
-		int64_t at;
-
-		memcpy(&len, p, sizeof(len));
-		p += sizeof(len);
-		memcpy(&at, p + len, sizeof(at));
-		if (op == 'D' && store_delete(a->store, AGG_KIND_MEMBER, p, len) < 0)
-			return -1;
-		if (op == 'C') {
-			agg_closed_value(&a->value, at);
-			if (store_put(a->store, AGG_KIND_CLOSED, p, len, a->value.ptr,
-				      a->value.len, at + a->opt.remember_ms) < 0)
-				return -1;
-		}
-		p += len + sizeof(at);
-	}
-	buf_reset(&a->after);
-	return 0;
+	agg_closed_value(&a->value, closed_at);
+	store_later_put(&a->after, AGG_KIND_CLOSED, g->key, g->key_len, a->value.ptr,
+			a->value.len, closed_at + a->opt.remember_ms);
 }
 
 /* ---- releasing ---- */
@@ -414,7 +380,6 @@ int aggregator_tick(struct aggregator *a, int64_t now)
 {
 	struct agg_group *g;
 	enum agg_reason reason;
-	struct store_rec rec;
 
 	while ((g = agg_expired(a->table, now, &reason)))
 		if (release(a, g, reason, now) < 0)
@@ -423,10 +388,7 @@ int aggregator_tick(struct aggregator *a, int64_t now)
 	if (!a->store)
 		return 0;
 	/* Closed keys are the only records with deadlines. */
-	while (store_earliest(a->store, &rec) == 1 && rec.deadline <= now)
-		if (store_delete(a->store, rec.kind, rec.key, rec.key_len) < 0)
-			return -1;
-	return 0;
+	return store_delete_expired(a->store, now);
 }
 
 int64_t aggregator_next_deadline(struct aggregator *a)
@@ -473,7 +435,7 @@ int aggregator_sync(struct aggregator *a)
 	a->nheld = 0;
 	if (frame_writers_flush_all() < 0)
 		return -1;
-	return apply_after(a);
+	return store_later_apply(&a->after, a->store);
 }
 
 uint64_t aggregator_held(const struct aggregator *a)
@@ -518,30 +480,6 @@ static int restore_members(struct aggregator *a)
 	return r;
 }
 
-static int restore_closed(struct aggregator *a, int64_t now)
-{
-	struct store_iter it;
-	struct store_rec rec;
-	struct buf value = BUF_INIT;
-	int r;
-
-	store_iter_init(&it, a->store, AGG_KIND_CLOSED, NULL, 0);
-	while ((r = store_iter_next(&it, &rec, &value)) == 1) {
-		int64_t at;
-
-		if (agg_closed_decode(value.ptr, value.len, &at) < 0) {
-			errno = EINVAL;
-			r = -1;
-			break;
-		}
-		if (rec.deadline > now)
-			agg_closed_add(a->closed, rec.key, rec.key_len, at);
-	}
-	store_iter_release(&it);
-	buf_release(&value);
-	return r;
-}
-
 /* A group whose last member was committed but whose result was not yet
  * out when the tool stopped is released again now. */
 static int release_completed(struct aggregator *a, int64_t now)
@@ -575,7 +513,7 @@ int aggregator_restore(struct aggregator *a, int64_t now)
 	agg_table_set_limits(a->table, &none);
 	r = restore_members(a);
 	agg_table_set_limits(a->table, &a->opt.lim);
-	if (r < 0 || restore_closed(a, now) < 0)
+	if (r < 0 || agg_closed_restore(a->closed, a->store, AGG_KIND_CLOSED, now) < 0)
 		return -1;
 	return release_completed(a, now);
 }

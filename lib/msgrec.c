@@ -74,3 +74,26 @@ int msgrec_decode(const char *rec, size_t len, int64_t *arrived,
 	*body_len = (size_t)(end - p);
 	return 0;
 }
+
+void msgrec_key(struct buf *out, const char *key, size_t key_len, uint64_t n)
+{
+	buf_reset(out);
+	buf_add(out, key, key_len);
+	buf_addch(out, '\0');
+	for (int shift = 56; shift >= 0; shift -= 8)
+		buf_addch(out, (int)(n >> shift) & 0xff);
+}
+
+int msgrec_key_decode(const char *key, size_t len, size_t *key_len,
+		      uint64_t *n)
+{
+	if (len < 9 || key[len - 9] != '\0') {
+		errno = EINVAL;
+		return -1;
+	}
+	*key_len = len - 9;
+	*n = 0;
+	for (size_t i = len - 8; i < len; i++)
+		*n = *n << 8 | (unsigned char)key[i];
+	return 0;
+}

@@ -22,6 +22,13 @@ void msgrec_encode(struct buf *out, int64_t arrived, const struct headers *h,
  */
 int msgrec_decode(const char *rec, size_t len, int64_t *arrived,
 		  struct headers *h, const char **body, size_t *body_len);
+/* A record key for message number n of a group: the group key, a NUL,
+ * n as 8 bytes big-endian, so that the store's byte order meets a
+ * group's messages together and in order of n. */
+void msgrec_key(struct buf *out, const char *key, size_t key_len, uint64_t n);
+/* The group key's length and n of such a key: 0, or -1 (EINVAL). */
+int msgrec_key_decode(const char *key, size_t len, size_t *key_len,
+		      uint64_t *n);
 /* A decimal int64 from p up to the '\n' at or before end: the byte after
  * that '\n', or NULL when there is none or it is no number. */
 const char *msgrec_read_ms(const char *p, const char *end, int64_t *ms);

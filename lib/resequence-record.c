@@ -11,31 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-void rsq_wait_key(struct buf *out, const char *key, size_t key_len,
-		  uint64_t num)
-{
-	buf_reset(out);
-	buf_add(out, key, key_len);
-	buf_addch(out, '\0');
-	/* Big-endian, so the store's byte order is number order. */
-	for (int shift = 56; shift >= 0; shift -= 8)
-		buf_addch(out, (int)(num >> shift) & 0xff);
-}
-
-int rsq_wait_key_decode(const char *key, size_t len, size_t *key_len,
-			uint64_t *num)
-{
-	if (len < 9 || key[len - 9] != '\0') {
-		errno = EINVAL;
-		return -1;
-	}
-	*key_len = len - 9;
-	*num = 0;
-	for (size_t i = len - 8; i < len; i++)
-		*num = *num << 8 | (unsigned char)key[i];
-	return 0;
-}
-
 void rsq_group_value(struct buf *out, const struct rsq_group *g)
 {
 	buf_reset(out);

@@ -13,6 +13,7 @@
 #include "frame.h"
 #include "msgrec.h"
 #include "store.h"
+#include "store-later.h"
 
 /* A message going out, held until the batch it comes from is committed
  * (with a store only). */
@@ -36,10 +37,9 @@ struct resequencer {
 	 * a group's dirty is its index here + 1. */
 	struct rsq_group **dirty;
 	size_t ndirty, adirty;
-	/* Store changes that wait for the held messages to be out:
-	 * 'D' KIND-INITIAL KEY (delete) or 'C' KEY AT (a complete key),
-	 * each length-prefixed. */
-	struct buf after;
+	/* Store changes that wait for the held messages to be out: their
+	 * records deleted, forgotten groups' too, complete keys kept. */
+	struct store_later after;
 	struct buf rec, key, value;
 	struct headers h;
 };
@@ -59,7 +59,7 @@ struct resequencer *resequencer_new(const struct resequencer_opt *opt,
 	r->store = store;
 	r->table = rsq_table_new(&opt->lim);
 	r->done = agg_closed_new(opt->forget_ms, DONE_KEYS_MAX);
-	buf_init(&r->after, 0);
+	store_later_init(&r->after);
 	buf_init(&r->rec, 0);
 	buf_init(&r->key, 0);
 	buf_init(&r->value, 0);
@@ -83,7 +83,7 @@ void resequencer_free(struct resequencer *r)
 	free(r->dirty);
 	rsq_table_free(r->table);
 	agg_closed_free(r->done);
-	buf_release(&r->after);
+	store_later_release(&r->after);
 	buf_release(&r->rec);
 	buf_release(&r->key);
 	buf_release(&r->value);
@@ -94,17 +94,6 @@ void resequencer_free(struct resequencer *r)
 /* ---- store changes ----
  * A failed store call returns -1 with errno set and store_last_error()
  * saying why; those -1s are passed up as they are. */
-
-static void after_add(struct resequencer *r, char op, const char *p, size_t n,
-		      int64_t at)
-{
-	uint32_t len = (uint32_t)n;
-
-	buf_addch(&r->after, op);
-	buf_add(&r->after, &len, sizeof(len));
-	buf_add(&r->after, p, n);
-	buf_add(&r->after, &at, sizeof(at));
-}
 
 static void touched(struct resequencer *r, struct rsq_group *g)
 {
@@ -128,45 +117,22 @@ static void forget(struct resequencer *r, struct rsq_group *g, int complete,
 	if (r->store) {
 		if (g->dirty > 1)
 			r->dirty[g->dirty - 2] = NULL;
-		after_add(r, 'G', g->key, g->key_len, 0);
-		if (complete)
-			after_add(r, 'C', g->key, g->key_len, now);
+		store_later_delete(&r->after, RSQ_KIND_GROUP, g->key, g->key_len);
+		if (complete) {
+			agg_closed_value(&r->value, now);
+			store_later_put(&r->after, RSQ_KIND_DONE, g->key, g->key_len,
+					r->value.ptr, r->value.len, now + r->opt.forget_ms);
+		}
 	}
 	rsq_forget(r->table, g);
 }
 
-static int apply_one(struct resequencer *r, char op, const char *p,
-		     uint32_t len, int64_t at)
-{
-	switch (op) {
-	case 'D':
-		return store_delete(r->store, RSQ_KIND_WAIT, p, len);
-	case 'G':
-		return store_delete(r->store, RSQ_KIND_GROUP, p, len);
-	default:
-		agg_closed_value(&r->value, at);
-		return store_put(r->store, RSQ_KIND_DONE, p, len, r->value.ptr,
-				 r->value.len, at + r->opt.forget_ms);
-	}
-}
-
+/* Once the held messages are out: the queued changes, and the changed
+ * groups' numbers. */
 static int apply_after(struct resequencer *r)
 {
-	const char *p = r->after.ptr, *end = p + r->after.len;
-
-	while (p < end) {
-		char op = *p++;
-		uint32_t len;
-		int64_t at;
-
-		memcpy(&len, p, sizeof(len));
-		p += sizeof(len);
-		memcpy(&at, p + len, sizeof(at));
-		if (apply_one(r, op, p, len, at) < 0)
-			return -1;
-		p += len + sizeof(at);
-	}
-	buf_reset(&r->after);
+	if (store_later_apply(&r->after, r->store) < 0)
+		return -1;
 	for (size_t i = 0; i < r->ndirty; i++) {
 		struct rsq_group *g = r->dirty[i];
 		if (!g)
@@ -238,7 +204,7 @@ static void hold(struct resequencer *r, const char *rec, size_t len,
 	buf_add(&x->rec, rec, len);
 	buf_init(&x->key, 0);
 	if (g)
-		rsq_wait_key(&x->key, g->key, g->key_len, num);
+		msgrec_key(&x->key, g->key, g->key_len, num);
 	x->gap = gap != NULL;
 	x->gap_lo = gap ? gap[0] : 0;
 	x->gap_hi = gap ? gap[1] : 0;
@@ -301,7 +267,7 @@ static int put_record(struct resequencer *r, const struct rsq_group *g,
 {
 	if (!r->store)
 		return 0;
-	rsq_wait_key(&r->key, g->key, g->key_len, num);
+	msgrec_key(&r->key, g->key, g->key_len, num);
 	return store_put(r->store, RSQ_KIND_WAIT, r->key.ptr, r->key.len,
 			 r->rec.ptr, r->rec.len, 0);
 }
@@ -441,7 +407,6 @@ int resequencer_add(struct resequencer *r, const struct rsq_input *in,
 int resequencer_tick(struct resequencer *r, int64_t now)
 {
 	struct rsq_group *g;
-	struct store_rec rec;
 
 	while ((g = rsq_expired(r->table, now)))
 		(void)skip(r, g, now);
@@ -451,10 +416,7 @@ int resequencer_tick(struct resequencer *r, int64_t now)
 	if (!r->store)
 		return 0;
 	/* Complete keys are the only records with deadlines. */
-	while (store_earliest(r->store, &rec) == 1 && rec.deadline <= now)
-		if (store_delete(r->store, rec.kind, rec.key, rec.key_len) < 0)
-			return -1;
-	return 0;
+	return store_delete_expired(r->store, now);
 }
 
 int64_t resequencer_next_deadline(const struct resequencer *r)
@@ -530,7 +492,8 @@ int resequencer_sync(struct resequencer *r)
 		if (deliver_rec(r, x->rec.ptr, x->rec.len, x->gap ? gap : NULL) < 0)
 			return -1;
 		if (x->key.len)
-			after_add(r, 'D', x->key.ptr, x->key.len, 0);
+			store_later_delete(&r->after, RSQ_KIND_WAIT, x->key.ptr,
+					   x->key.len);
 		held_release(x);
 	}
 	r->nheld = 0;
@@ -591,7 +554,7 @@ static int restore_waiting(struct resequencer *r)
 		uint64_t num;
 		int64_t at;
 
-		if (rsq_wait_key_decode(rec.key, rec.key_len, &key_len, &num) < 0 ||
+		if (msgrec_key_decode(rec.key, rec.key_len, &key_len, &num) < 0 ||
 		    msgrec_decode(value.ptr, value.len, &at, &r->h, &body, &len) < 0) {
 			rc = -1;
 			break;
@@ -604,29 +567,6 @@ static int restore_waiting(struct resequencer *r)
 			rc = -1;
 			break;
 		}
-	}
-	store_iter_release(&it);
-	buf_release(&value);
-	return rc;
-}
-
-static int restore_done(struct resequencer *r, int64_t now)
-{
-	struct store_iter it;
-	struct store_rec rec;
-	struct buf value = BUF_INIT;
-	int rc;
-
-	store_iter_init(&it, r->store, RSQ_KIND_DONE, NULL, 0);
-	while ((rc = store_iter_next(&it, &rec, &value)) == 1) {
-		int64_t at;
-
-		if (agg_closed_decode(value.ptr, value.len, &at) < 0) {
-			rc = -1;
-			break;
-		}
-		if (rec.deadline > now)
-			agg_closed_add(r->done, rec.key, rec.key_len, at);
 	}
 	store_iter_release(&it);
 	buf_release(&value);
@@ -649,7 +589,7 @@ int resequencer_restore(struct resequencer *r, int64_t now)
 	if (rc == 0)
 		rc = restore_waiting(r);
 	rsq_table_set_limits(r->table, &r->opt.lim);
-	if (rc < 0 || restore_done(r, now) < 0)
+	if (rc < 0 || agg_closed_restore(r->done, r->store, RSQ_KIND_DONE, now) < 0)
 		return -1;
 	for (g = rsq_next_group(r->table, NULL); g; g = next) {
 		next = rsq_next_group(r->table, g);

@@ -116,9 +116,9 @@ const struct resequencer_stats *resequencer_stats(const struct resequencer *r);
 void rsq_set_gap(struct headers *h, uint64_t lo, uint64_t hi);
 
 /* ---- store records (resequence-record.c) ----
- * RSQ_KIND_WAIT: a message of a group: key the group key, a NUL, the
- * number as 8 bytes big-endian (a walk meets a group's messages in
- * order); value its msgrec bytes. Put when it comes, deleted once it is
+ * RSQ_KIND_WAIT: a message of a group: key msgrec_key of the group key
+ * and its number (a walk meets a group's messages in order); value its
+ * msgrec bytes. Put when it comes, deleted once it is
  * out. RSQ_KIND_GROUP: a group's numbers: key the group key; value
  * "FIRST NEXT STARTED SIZE-KNOWN SIZE\n" and its skipped ranges as
  * "LO-HI,..." . RSQ_KIND_DONE: a complete group's key, value when it
@@ -127,11 +127,6 @@ void rsq_set_gap(struct headers *h, uint64_t lo, uint64_t hi);
 #define RSQ_KIND_GROUP "rsq-group"
 #define RSQ_KIND_DONE "rsq-done"
 
-void rsq_wait_key(struct buf *out, const char *key, size_t key_len,
-		  uint64_t num);
-/* 0, or -1 (EINVAL) when the key is damaged. */
-int rsq_wait_key_decode(const char *key, size_t len, size_t *key_len,
-			uint64_t *num);
 void rsq_group_value(struct buf *out, const struct rsq_group *g);
 /* Set g's numbers from a value: 0, or -1 (EINVAL). */
 int rsq_group_decode(struct rsq_group *g, const char *value, size_t len);
