@@ -255,7 +255,15 @@ int expr_eval_string(struct expr *e, struct expr_env *env, struct buf *out,
 		     struct buf *err)
 {
 	int status;
-	xmlXPathObjectPtr r = eval_at(e, env, NULL, err, &status);
+	xmlXPathObjectPtr r;
+
+	if (e->fast == FAST_HEADER && !e->fast_literal) {
+		const char *v = env->h ? headers_get(env->h, e->fast_arg) : NULL;
+		buf_reset(out);
+		buf_addstr(out, v ? v : "");
+		return 0;
+	}
+	r = eval_at(e, env, NULL, err, &status);
 
 	return r ? to_string(r, out) : status;
 }

@@ -14,6 +14,8 @@ int expr_fast_bool(struct expr *e, struct expr_env *env)
 	struct buf s = BUF_INIT;
 	int eq;
 
+	if (!e->fast_literal)
+		return -1;
 	if (e->fast == FAST_HEADER) {
 		const char *h = env->h ? headers_get(env->h, e->fast_arg) : NULL;
 		eq = !strcmp(h ? h : "", e->fast_literal);

@@ -39,7 +39,7 @@ struct expr {
 	xmlXPathCompExprPtr comp;
 	unsigned needs;
 	enum fast fast;
-	int fast_negate;
+	int fast_negate;		/* fast_literal NULL: header(X) alone, a value */
 	char *fast_arg, *fast_literal;
 };
 

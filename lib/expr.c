@@ -257,6 +257,12 @@ static void recognise_fast(struct expr *e)
 	if (kind == FAST_NONE)
 		return;
 	p = skip_space(p);
+	if (!*p && kind == FAST_HEADER) {
+		/* header('X') alone: its value, for a key or a number. */
+		e->fast = kind;
+		e->fast_arg = arg;
+		return;
+	}
 	if (*p == '!' && p[1] == '=')
 		negate = 1, p += 2;
 	else if (*p == '=')

@@ -9,7 +9,11 @@ void msgrec_encode(struct buf *out, int64_t arrived, const struct headers *h,
 		   const void *body, size_t len)
 {
 	buf_reset(out);
-	buf_addf(out, "%lld\n", (long long)arrived);
+	if (arrived < 0)
+		buf_addch(out, '-');
+	buf_addu64(out, arrived < 0 ? -(unsigned long long)arrived :
+		   (unsigned long long)arrived);
+	buf_addch(out, '\n');
 	for (size_t i = 0; i < headers_count(h); i++) {
 		size_t nl, vl;
 		const char *n = headers_name(h, i, &nl);

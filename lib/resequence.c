@@ -226,9 +226,9 @@ void rsq_forget(struct rsq_table *t, struct rsq_group *g)
 	else
 		timeheap_delete(&t->idle, g->idle_pos);
 	for (size_t i = 0; i < g->nwait; i++) {
-		slot_delete(t, g->wait[i]);
-		t->bytes -= g->wait[i]->len;
-		free(g->wait[i]);
+		slot_delete(t, g->wait[i].m);
+		t->bytes -= g->wait[i].m->len;
+		free(g->wait[i].m);
 	}
 	t->waiting -= g->nwait;
 	unlink_group(t, g);
@@ -248,7 +248,7 @@ struct rsq_group *rsq_next_group(const struct rsq_table *t,
 
 static uint64_t lowest_waiting(const struct rsq_group *g)
 {
-	return g->wait[0]->num;
+	return g->wait[0].num;
 }
 
 enum rsq_place rsq_place(const struct rsq_table *t, const struct rsq_group *g,
@@ -285,33 +285,33 @@ int rsq_complete(const struct rsq_group *g)
 
 /* ---- the group's heap by number ---- */
 
-static void num_sift_up(struct rsq_msg **h, size_t i)
+static void num_sift_up(struct rsq_wait *h, size_t i)
 {
-	struct rsq_msg *m = h[i];
+	struct rsq_wait w = h[i];
 
-	while (i > 0 && h[(i - 1) / 2]->num > m->num) {
+	while (i > 0 && h[(i - 1) / 2].num > w.num) {
 		h[i] = h[(i - 1) / 2];
 		i = (i - 1) / 2;
 	}
-	h[i] = m;
+	h[i] = w;
 }
 
-static void num_sift_down(struct rsq_msg **h, size_t n, size_t i)
+static void num_sift_down(struct rsq_wait *h, size_t n, size_t i)
 {
-	struct rsq_msg *m = h[i];
+	struct rsq_wait w = h[i];
 
 	for (;;) {
 		size_t c = 2 * i + 1;
 		if (c >= n)
 			break;
-		if (c + 1 < n && h[c + 1]->num < h[c]->num)
+		if (c + 1 < n && h[c + 1].num < h[c].num)
 			c++;
-		if (h[c]->num >= m->num)
+		if (h[c].num >= w.num)
 			break;
 		h[i] = h[c];
 		i = c;
 	}
-	h[i] = m;
+	h[i] = w;
 }
 
 /* ---- waiting ---- */
@@ -366,7 +366,8 @@ int rsq_wait(struct rsq_table *t, struct rsq_group *g, uint64_t num,
 		g->await = g->await ? 2 * g->await : 8;
 		g->wait = xrealloc(g->wait, g->await * sizeof(*g->wait));
 	}
-	g->wait[g->nwait++] = m;
+	g->wait[g->nwait].num = num;
+	g->wait[g->nwait++].m = m;
 	num_sift_up(g->wait, g->nwait - 1);
 	if (++t->waiting * 2 > t->nslots)
 		slots_grow(t);
@@ -416,7 +417,7 @@ struct rsq_msg *rsq_take_next(struct rsq_table *t, struct rsq_group *g)
 
 	if (!g->started || !g->nwait || lowest_waiting(g) > g->next)
 		return NULL;
-	m = g->wait[0];
+	m = g->wait[0].m;
 	g->wait[0] = g->wait[--g->nwait];
 	if (g->nwait)
 		num_sift_down(g->wait, g->nwait, 0);

@@ -46,6 +46,13 @@ struct rsq_msg {
 	char rec[];
 };
 
+/* A heap entry keeps the number beside the message, so that sifting
+ * does not reach into messages scattered in memory. */
+struct rsq_wait {
+	uint64_t num;
+	struct rsq_msg *m;
+};
+
 struct rsq_group {
 	char *key;		/* NUL-terminated */
 	size_t key_len;
@@ -55,7 +62,7 @@ struct rsq_group {
 	uint64_t size;		/* Sequence-Size, when size_known */
 	int size_known;
 	struct seqset skipped;	/* numbers passed over as gaps */
-	struct rsq_msg **wait;	/* a min-heap by number */
+	struct rsq_wait *wait;	/* a min-heap by number */
 	size_t nwait, await;
 	struct rsq_msg *oldest, *newest;
 	int64_t latest;		/* when it last took a message */
