@@ -2,7 +2,7 @@
  * aggregate: the core of the Aggregator (msg-aggregate): a table of open
  * groups keyed by correlation, their members, completion, deadlines and
  * limits (aggregate-group.c, aggregate-timer.c); the keys of closed groups
- * remembered for a while (aggregate-closed.c); the message a group
+ * remembered for a while (keyset.h); the message a group
  * becomes (aggregate-build.c); and every change as store records, so a
  * tool with --state rebuilds its groups after a restart
  * (aggregate-record.c). Nothing here reads input, writes output, opens
@@ -27,6 +27,7 @@
 #include "buf.h"
 #include "expr.h"
 #include "header.h"
+#include "keyset.h"
 #include "seqset.h"
 
 /* Why a group was released: Aggregate-Reason's words. */
@@ -180,31 +181,6 @@ int64_t agg_next_deadline(struct agg_table *t);
 struct agg_group *agg_expired(struct agg_table *t, int64_t now,
 			      enum agg_reason *reason);
 
-/* ---- closed keys (aggregate-closed.c) ---- */
-
-/*
- * Keys of released groups, remembered for --remember D so that a late
- * member is told from the first of a new group, in bounded memory: each
- * is forgotten D after it closed, and the oldest first when max keys are
- * held.
- */
-struct agg_closed;
-
-struct agg_closed *agg_closed_new(int64_t remember_ms, uint64_t max);
-void agg_closed_free(struct agg_closed *c);
-/* Remember key as closed at now (again: the later time counts). */
-void agg_closed_add(struct agg_closed *c, const char *key, size_t key_len,
-		    int64_t now);
-/* Is key closed at now? 1 or 0. Forgets what expired first. */
-int agg_closed_has(struct agg_closed *c, const char *key, size_t key_len,
-		   int64_t now);
-/* Forget every key that expired at now; returns how many. */
-uint64_t agg_closed_expire(struct agg_closed *c, int64_t now);
-uint64_t agg_closed_count(const struct agg_closed *c);
-/* When key expires, or 0 if it is not held: a record's deadline. */
-int64_t agg_closed_expiry(const struct agg_closed *c, const char *key,
-			  size_t key_len);
-
 /* ---- the message a group becomes (aggregate-build.c) ---- */
 
 enum agg_best { AGG_BEST_NONE, AGG_BEST_MIN, AGG_BEST_MAX };
@@ -292,13 +268,6 @@ int agg_member_decode(const char *key, size_t key_len, const char *value,
 size_t agg_group_records(const struct agg_group *g);
 void agg_group_record_key(struct buf *out, const struct agg_group *g, size_t i);
 
-void agg_closed_value(struct buf *out, int64_t closed_at);
-int agg_closed_decode(const char *value, size_t value_len, int64_t *closed_at);
-/* Keep in c every key of the records of kind (values agg_closed_value
- * made) whose deadline is after now: 0, or -1 with errno (EINVAL: a
- * damaged value). */
-struct store;
-int agg_closed_restore(struct agg_closed *c, struct store *s, const char *kind,
-		       int64_t now);
+
 
 #endif

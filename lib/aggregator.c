@@ -29,7 +29,7 @@ struct aggregator {
 	struct aggregator_out out;
 	struct store *store;
 	struct agg_table *table;
-	struct agg_closed *closed;
+	struct keyset *closed;
 	struct aggregator_stats stats;
 	struct held *held;
 	size_t nheld, aheld;
@@ -54,7 +54,7 @@ struct aggregator *aggregator_new(const struct aggregator_opt *opt,
 	a->out = *out;
 	a->store = store;
 	a->table = agg_table_new(&opt->lim);
-	a->closed = agg_closed_new(opt->remember_ms, CLOSED_KEYS_MAX);
+	a->closed = keyset_new(opt->remember_ms, CLOSED_KEYS_MAX);
 	store_later_init(&a->after);
 	buf_init(&a->scratch, 0);
 	buf_init(&a->value, 0);
@@ -76,7 +76,7 @@ void aggregator_free(struct aggregator *a)
 		held_release(&a->held[i]);
 	free(a->held);
 	agg_table_free(a->table);
-	agg_closed_free(a->closed);
+	keyset_free(a->closed);
 	store_later_release(&a->after);
 	buf_release(&a->scratch);
 	buf_release(&a->value);
@@ -162,7 +162,7 @@ static void forget_in_store(struct aggregator *a, const struct agg_group *g,
 		store_later_delete(&a->after, AGG_KIND_MEMBER, a->scratch.ptr,
 				   a->scratch.len);
 	}
-	agg_closed_value(&a->value, closed_at);
+	keyset_value(&a->value, closed_at);
 	store_later_put(&a->after, AGG_KIND_CLOSED, g->key, g->key_len, a->value.ptr,
 			a->value.len, closed_at + a->opt.remember_ms);
 }
@@ -272,7 +272,7 @@ static int release(struct aggregator *a, struct agg_group *g,
 	a->stats.partial += partial;
 	if (a->store)
 		forget_in_store(a, g, now);
-	agg_closed_add(a->closed, g->key, g->key_len, now);
+	keyset_add(a->closed, g->key, g->key_len, now);
 	agg_remove(a->table, g);
 	headers_release(&h);
 	buf_release(&body);
@@ -294,7 +294,7 @@ int aggregator_is_late(struct aggregator *a, const char *key, size_t len,
 		       int64_t now)
 {
 	return !agg_find(a->table, key, len) &&
-	       agg_closed_has(a->closed, key, len, now);
+	       keyset_has(a->closed, key, len, now);
 }
 
 /* ---- adding ---- */
@@ -384,7 +384,7 @@ int aggregator_tick(struct aggregator *a, int64_t now)
 	while ((g = agg_expired(a->table, now, &reason)))
 		if (release(a, g, reason, now) < 0)
 			return -1;
-	agg_closed_expire(a->closed, now);
+	keyset_expire(a->closed, now);
 	if (!a->store)
 		return 0;
 	/* Closed keys are the only records with deadlines. */
@@ -513,7 +513,7 @@ int aggregator_restore(struct aggregator *a, int64_t now)
 	agg_table_set_limits(a->table, &none);
 	r = restore_members(a);
 	agg_table_set_limits(a->table, &a->opt.lim);
-	if (r < 0 || agg_closed_restore(a->closed, a->store, AGG_KIND_CLOSED, now) < 0)
+	if (r < 0 || keyset_restore(a->closed, a->store, AGG_KIND_CLOSED, now) < 0)
 		return -1;
 	return release_completed(a, now);
 }

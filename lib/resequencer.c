@@ -29,7 +29,7 @@ struct resequencer {
 	struct resequencer_out out;
 	struct store *store;
 	struct rsq_table *table;
-	struct agg_closed *done;	/* keys of complete groups */
+	struct keyset *done;	/* keys of complete groups */
 	struct resequencer_stats stats;
 	struct held *held;
 	size_t nheld, aheld;
@@ -58,7 +58,7 @@ struct resequencer *resequencer_new(const struct resequencer_opt *opt,
 	r->out = *out;
 	r->store = store;
 	r->table = rsq_table_new(&opt->lim);
-	r->done = agg_closed_new(opt->forget_ms, DONE_KEYS_MAX);
+	r->done = keyset_new(opt->forget_ms, DONE_KEYS_MAX);
 	store_later_init(&r->after);
 	buf_init(&r->rec, 0);
 	buf_init(&r->key, 0);
@@ -82,7 +82,7 @@ void resequencer_free(struct resequencer *r)
 	free(r->held);
 	free(r->dirty);
 	rsq_table_free(r->table);
-	agg_closed_free(r->done);
+	keyset_free(r->done);
 	store_later_release(&r->after);
 	buf_release(&r->rec);
 	buf_release(&r->key);
@@ -113,13 +113,13 @@ static void forget(struct resequencer *r, struct rsq_group *g, int complete,
 		   int64_t now)
 {
 	if (complete)
-		agg_closed_add(r->done, g->key, g->key_len, now);
+		keyset_add(r->done, g->key, g->key_len, now);
 	if (r->store) {
 		if (g->dirty > 1)
 			r->dirty[g->dirty - 2] = NULL;
 		store_later_delete(&r->after, RSQ_KIND_GROUP, g->key, g->key_len);
 		if (complete) {
-			agg_closed_value(&r->value, now);
+			keyset_value(&r->value, now);
 			store_later_put(&r->after, RSQ_KIND_DONE, g->key, g->key_len,
 					r->value.ptr, r->value.len, now + r->opt.forget_ms);
 		}
@@ -337,7 +337,7 @@ static int pass_marker(struct resequencer *r, const struct rsq_input *in)
 	if (g)
 		forget(r, g, 1, in->now);
 	else
-		agg_closed_add(r->done, in->key, in->key_len, in->now);
+		keyset_add(r->done, in->key, in->key_len, in->now);
 	return 0;
 }
 
@@ -351,7 +351,7 @@ static int place(struct resequencer *r, const struct rsq_input *in,
 	int w;
 
 	*res = RSQR_OUT;
-	if (!g && agg_closed_has(r->done, in->key, in->key_len, in->now)) {
+	if (!g && keyset_has(r->done, in->key, in->key_len, in->now)) {
 		*res = RSQR_LATE_COMPLETE;
 		return 1;
 	}
@@ -412,7 +412,7 @@ int resequencer_tick(struct resequencer *r, int64_t now)
 		(void)skip(r, g, now);
 	while ((g = rsq_idle(r->table, now, r->opt.forget_ms)))
 		forget(r, g, 0, now);
-	agg_closed_expire(r->done, now);
+	keyset_expire(r->done, now);
 	if (!r->store)
 		return 0;
 	/* Complete keys are the only records with deadlines. */
@@ -589,7 +589,7 @@ int resequencer_restore(struct resequencer *r, int64_t now)
 	if (rc == 0)
 		rc = restore_waiting(r);
 	rsq_table_set_limits(r->table, &r->opt.lim);
-	if (rc < 0 || agg_closed_restore(r->done, r->store, RSQ_KIND_DONE, now) < 0)
+	if (rc < 0 || keyset_restore(r->done, r->store, RSQ_KIND_DONE, now) < 0)
 		return -1;
 	for (g = rsq_next_group(r->table, NULL); g; g = next) {
 		next = rsq_next_group(r->table, g);

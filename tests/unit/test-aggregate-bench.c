@@ -53,7 +53,7 @@ int main(void)
 	uint64_t groups = env ? strtoull(env, NULL, 10) : 2000;
 	struct agg_limits lim = { .count = PER_GROUP, .idle_ms = 60000 };
 	struct agg_table *t = agg_table_new(&lim);
-	struct agg_closed *closed = agg_closed_new(3600000, 0);
+	struct keyset *closed = keyset_new(3600000, 0);
 	struct agg_build_opt opt = { .separator = "\n", .separator_len = 1 };
 	struct headers h = HEADERS_INIT, out_h = HEADERS_INIT;
 	struct buf body = BUF_INIT, out = BUF_INIT, err = BUF_INIT;
@@ -91,13 +91,13 @@ int main(void)
 		    out.len < PER_GROUP * 10)
 			bad++;
 		emitted++;
-		agg_closed_add(closed, g->key, g->key_len, in.now);
+		keyset_add(closed, g->key, g->key_len, in.now);
 		agg_remove(t, g);
 	}
 	took = seconds() - start;
 	CHECK(bad == 0 && emitted == members / PER_GROUP && agg_groups(t) == 0);
 	CHECK(open_peak == groups);
-	CHECK(agg_closed_count(closed) == members / PER_GROUP);
+	CHECK(keyset_count(closed) == members / PER_GROUP);
 	printf("# %llu members in %llu groups: %.3f s of CPU, %.3f s of it making"
 	       " the messages; the core: %.0f members/s\n",
 	       (unsigned long long)members, (unsigned long long)groups, took, made,
@@ -109,7 +109,7 @@ int main(void)
 			 (unsigned long long)(members / PER_GROUP - 1));
 	CHECK_STR(out.ptr, body.ptr);
 	agg_table_free(t);
-	agg_closed_free(closed);
+	keyset_free(closed);
 	headers_release(&h);
 	headers_release(&out_h);
 	buf_release(&body);

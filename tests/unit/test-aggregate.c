@@ -339,44 +339,44 @@ static void test_iteration(void)
 
 static void test_closed(void)
 {
-	struct agg_closed *c = agg_closed_new(100, 3);
+	struct keyset *c = keyset_new(100, 3);
 
-	agg_closed_add(c, "a", 1, 0);
-	agg_closed_add(c, "b", 1, 10);
-	CHECK(agg_closed_has(c, "a", 1, 50) && agg_closed_has(c, "b", 1, 50));
-	CHECK(!agg_closed_has(c, "x", 1, 50));
-	CHECK(agg_closed_expiry(c, "b", 1) == 110);
+	keyset_add(c, "a", 1, 0);
+	keyset_add(c, "b", 1, 10);
+	CHECK(keyset_has(c, "a", 1, 50) && keyset_has(c, "b", 1, 50));
+	CHECK(!keyset_has(c, "x", 1, 50));
+	CHECK(keyset_expiry(c, "b", 1) == 110);
 	/* a expires at 100, b at 110. */
-	CHECK(!agg_closed_has(c, "a", 1, 100) && agg_closed_has(c, "b", 1, 100));
-	CHECK(agg_closed_count(c) == 1);
+	CHECK(!keyset_has(c, "a", 1, 100) && keyset_has(c, "b", 1, 100));
+	CHECK(keyset_count(c) == 1);
 	/* Closing again renews. */
-	agg_closed_add(c, "b", 1, 105);
-	CHECK(agg_closed_has(c, "b", 1, 200) && !agg_closed_has(c, "b", 1, 205));
+	keyset_add(c, "b", 1, 105);
+	CHECK(keyset_has(c, "b", 1, 200) && !keyset_has(c, "b", 1, 205));
 	/* Bounded: the fourth key pushes the oldest out. */
-	agg_closed_add(c, "p", 1, 300);
-	agg_closed_add(c, "q", 1, 301);
-	agg_closed_add(c, "r", 1, 302);
-	agg_closed_add(c, "s", 1, 303);
-	CHECK(agg_closed_count(c) == 3 && !agg_closed_has(c, "p", 1, 303));
-	CHECK(agg_closed_has(c, "s", 1, 303));
+	keyset_add(c, "p", 1, 300);
+	keyset_add(c, "q", 1, 301);
+	keyset_add(c, "r", 1, 302);
+	keyset_add(c, "s", 1, 303);
+	CHECK(keyset_count(c) == 3 && !keyset_has(c, "p", 1, 303));
+	CHECK(keyset_has(c, "s", 1, 303));
 	/* An older event time never expires before what came earlier. */
-	agg_closed_add(c, "old", 3, 10);
-	CHECK(agg_closed_expiry(c, "old", 3) == 403);
-	CHECK(agg_closed_count(c) == 3 && !agg_closed_has(c, "q", 1, 303));
-	CHECK(agg_closed_expire(c, 10000) == 3 && agg_closed_count(c) == 0);
-	agg_closed_free(c);
+	keyset_add(c, "old", 3, 10);
+	CHECK(keyset_expiry(c, "old", 3) == 403);
+	CHECK(keyset_count(c) == 3 && !keyset_has(c, "q", 1, 303));
+	CHECK(keyset_expire(c, 10000) == 3 && keyset_count(c) == 0);
+	keyset_free(c);
 
-	c = agg_closed_new(1000, 0);
+	c = keyset_new(1000, 0);
 	for (int i = 0; i < 5000; i++) {
 		char k[16];
 		snprintf(k, sizeof(k), "key%d", i);
-		agg_closed_add(c, k, strlen(k), i);
+		keyset_add(c, k, strlen(k), i);
 	}
-	CHECK(agg_closed_count(c) == 5000 && agg_closed_has(c, "key4000", 7, 4999));
+	CHECK(keyset_count(c) == 5000 && keyset_has(c, "key4000", 7, 4999));
 	/* The lookup forgot those closed before 4000. */
-	CHECK(agg_closed_count(c) == 1000);
-	CHECK(agg_closed_expire(c, 5500) == 501);
-	agg_closed_free(c);
+	CHECK(keyset_count(c) == 1000);
+	CHECK(keyset_expire(c, 5500) == 501);
+	keyset_free(c);
 }
 
 /* ---- records ---- */
@@ -486,14 +486,14 @@ static void test_closed_record(void)
 	struct buf v = BUF_INIT;
 	int64_t at = 0;
 
-	agg_closed_value(&v, 1796199299123);
+	keyset_value(&v, 1796199299123);
 	CHECK_STR(v.ptr, "1796199299123");
-	CHECK(agg_closed_decode(v.ptr, v.len, &at) == 0 && at == 1796199299123);
-	agg_closed_value(&v, -5);
-	CHECK(agg_closed_decode(v.ptr, v.len, &at) == 0 && at == -5);
-	CHECK(agg_closed_decode("12x", 3, &at) == -1);
-	CHECK(agg_closed_decode("", 0, &at) == -1);
-	CHECK(agg_closed_decode("1\n2", 3, &at) == -1);
+	CHECK(keyset_decode(v.ptr, v.len, &at) == 0 && at == 1796199299123);
+	keyset_value(&v, -5);
+	CHECK(keyset_decode(v.ptr, v.len, &at) == 0 && at == -5);
+	CHECK(keyset_decode("12x", 3, &at) == -1);
+	CHECK(keyset_decode("", 0, &at) == -1);
+	CHECK(keyset_decode("1\n2", 3, &at) == -1);
 	buf_release(&v);
 }
 
