@@ -117,3 +117,37 @@ keyed() {
 	[ "$(count_frames out.msg)" = 1000 ]
 	[[ $(cat rsq.err) =~ ^'msg-resequence: stats: in 1000, out 1000, gaps 0, skipped 0, late 0, duplicates 0, invalid 0, expired 0, waiting 0, most '[1-9][0-9]*$ ]]
 }
+
+@test "flow: 100,000 messages shuffled by windows of 1,000 through a pipe with -C 200: no hang, each key in order, every skipped number late" {
+	keyed 100 1000 | "$SHUFFLE" 7 1000 >shuffled.msg
+	run -0 --separate-stderr timeout -k 5 300 bash -c \
+		'cat shuffled.msg | msg-resequence -C 200 --late late.msg --stats >out.msg'
+	# Each key's numbers count up; a gap is marked exactly where
+	# numbers were skipped, and only there.
+	fields out.msg Correlation-Id Sequence-Number Resequence-Gap >out.tsv
+	run -0 awk -F '\t' '
+		{
+			n = $2
+			want = n == last[$1] + 1 ? "-" : n == last[$1] + 2 ? n - 1 : last[$1] + 1 "-" n - 1
+			if (n <= last[$1] || $3 != want) {
+				print "bad: " $0 " after " last[$1]
+				exit 1
+			}
+			if ($3 != "-")
+				skipped += n - last[$1] - 1
+			gaps += $3 != "-"
+			last[$1] = n
+		}
+		END { print gaps, skipped }' out.tsv
+	read -r gaps skipped <<<"$output"
+	[ "$gaps" -gt 0 ]
+	# Every number came once: those skipped came late.
+	local out late
+	out=$(count_frames out.msg)
+	late=$(count_frames late.msg)
+	[ "$late" = "$skipped" ]
+	[ $((out + late)) = 100000 ]
+	[ "$(grep -c '^Error: msg-resequence: late: sequence number [0-9]* was skipped as a gap$' late.msg)" = "$late" ]
+	[[ $stderr =~ ^"msg-resequence: stats: in 100000, out $out, gaps $gaps, skipped $skipped, late $late, duplicates 0, invalid 0, expired 0, waiting 0, most "([0-9]+)$ ]]
+	[ "${BASH_REMATCH[1]}" -le 200 ]
+}
