@@ -7,6 +7,7 @@
 #include "clock.h"
 #include "diag.h"
 #include "expr.h"
+#include "msgrec.h"
 #include "resequencer.h"
 #include "resequence-batch.h"
 #include "seqset.h"
@@ -129,18 +130,23 @@ static int option(struct tool *t, int c, const char *arg)
 
 /* ---- where messages go ---- */
 
-static int emit(void *ctx, struct headers *h, const char *body, size_t len,
-		struct buf *why)
+static int emit(void *ctx, const char *block, size_t block_len,
+		const char *body, size_t len, struct buf *why)
 {
 	struct tool *t = ctx;
 
-	return tool_write(t->out, h, body, len, why);
+	return tool_write_block(t->out, block, block_len, body, len, why);
 }
 
-static void refuse(void *ctx, struct headers *h, const char *body, size_t len,
-		   const char *why)
+static void refuse(void *ctx, const char *block, size_t block_len,
+		   const char *body, size_t len, const char *why)
 {
-	tool_invalid(ctx, h, body, len, "%s", why);
+	struct headers h = HEADERS_INIT;
+
+	/* The block was read as a frame: it parses. */
+	(void)msgrec_parse_block(block, block_len, &h);
+	tool_invalid(ctx, &h, body, len, "%s", why);
+	headers_release(&h);
 }
 
 /* A duplicate or a late message: to --late, or dropped with a warning. */
@@ -180,10 +186,10 @@ static int batch_end(struct tool *t)
 
 /* The group, number and Sequence-Size of the bound message into in:
  * 0, or -1 with why. */
-static int numbers(struct rsq_input *in, struct buf *key, struct buf *num,
-		   struct buf *why)
+static int numbers(const struct headers *h, struct rsq_input *in,
+		   struct buf *key, struct buf *num, struct buf *why)
 {
-	const char *size = headers_get(in->h, "Sequence-Size"), *bad;
+	const char *size = headers_get(h, "Sequence-Size"), *bad;
 	int r;
 
 	if ((r = expr_eval_string(group, env, key, why)) < 0 ||
@@ -232,7 +238,7 @@ static _Noreturn void full(struct headers *h, const char *why)
 }
 
 static enum rsq_result add(struct headers *h, struct rsq_input *in,
-			   const char **why)
+			   struct buf *why)
 {
 	enum rsq_result res;
 
@@ -242,7 +248,7 @@ static enum rsq_result add(struct headers *h, struct rsq_input *in,
 		if (res != RSQR_FULL)
 			return res;
 		if (opt.r.on_full != RSQR_BLOCK || tool_state_wait(&state) < 0)
-			full(h, *why);
+			full(h, why->ptr);
 		in->now = now_ms();	/* it arrives after the wait */
 	}
 }
@@ -270,30 +276,26 @@ static void placed(struct tool *t, struct headers *h, struct buf *body,
 		set_aside(h, body, C_LATE, "late: its group is complete");
 		break;
 	case RSQR_INVALID:
-		if (!strcmp(why, "below the start"))
-			tool_invalid(t, h, body->ptr, body->len, "sequence number %llu is below the start %llu",
-				     n, (unsigned long long)opt.r.lim.start);
-		else if (!strcmp(why, "past Sequence-Size"))
-			tool_invalid(t, h, body->ptr, body->len, "sequence number %llu is past Sequence-Size %llu",
-				     n, (unsigned long long)in->size);
-		else
-			tool_invalid(t, h, body->ptr, body->len, "%s", why);
+		tool_invalid(t, h, body->ptr, body->len, "%s", why);
 		break;
 	default:
 		break;
 	}
 }
 
-static void batch_duplicate(void *ctx, struct headers *h, const char *body,
-			    size_t len, uint64_t num)
+static void batch_duplicate(void *ctx, const char *block, size_t block_len,
+			    const char *body, size_t len, uint64_t num)
 {
+	struct headers h = HEADERS_INIT;
 	struct buf b = { (char *)body, len, 0 };
 	char what[96];
 
 	(void)ctx;
+	(void)msgrec_parse_block(block, block_len, &h);
 	snprintf(what, sizeof(what), "duplicate: sequence number %llu was already emitted",
 		 (unsigned long long)num);
-	set_aside(h, &b, C_DUPLICATES, what);
+	set_aside(&h, &b, C_DUPLICATES, what);
+	headers_release(&h);
 }
 
 static const struct rsq_batch_out batch_out_ops = {
@@ -303,14 +305,20 @@ static struct rsq_batch_out batch_out;
 
 static int resequence_frame(struct tool *t, struct frame_reader *fr, struct headers *h)
 {
-	static struct buf body = BUF_INIT, key = BUF_INIT, num = BUF_INIT,
-			  why = BUF_INIT;
-	struct rsq_input in = { .h = h };
+	static struct buf block = BUF_INIT, body = BUF_INIT, key = BUF_INIT,
+			  num = BUF_INIT, why = BUF_INIT, reason = BUF_INIT;
+	struct rsq_input in = { .block = NULL };
 	enum rsq_result res;
-	const char *reason = "";
+	const char *p;
+	size_t n;
 	int r;
 
 	counters[C_IN].n++;
+	/* The block as read, kept before the body is read over it: what
+	 * goes out is the frame byte for byte. */
+	frame_reader_header_block(fr, &p, &n);
+	buf_reset(&block);
+	buf_add(&block, p, n);
 	if (frame_reader_body(fr, &body) < 0)
 		return -1;
 	if (tool_clock_message(&state.clock, t, h, &body, &in.now) < 0)
@@ -319,11 +327,13 @@ static int resequence_frame(struct tool *t, struct frame_reader *fr, struct head
 		tool_state_tick(&state, in.now);
 	expr_env_bind(env, h, body.ptr, body.len);
 	buf_reset(&why);
-	r = numbers(&in, &key, &num, &why);
+	r = numbers(h, &in, &key, &num, &why);
 	if (r == MSG_NO_MEMORY)
 		tool_no_memory(t, h, why.ptr);
 	if (r < 0)
 		return tool_invalid(t, h, body.ptr, body.len, "%s", why.ptr);
+	in.block = block.ptr;
+	in.block_len = block.len;
 	in.body = body.ptr;
 	in.len = body.len;
 	if (batch) {
@@ -332,7 +342,7 @@ static int resequence_frame(struct tool *t, struct frame_reader *fr, struct head
 	} else {
 		res = add(h, &in, &reason);
 	}
-	placed(t, h, &body, &in, res, reason);
+	placed(t, h, &body, &in, res, reason.ptr);
 	/* Messages waiting for a commit are bounded too. */
 	if (rsq && resequencer_held(rsq) >= 256)
 		batch_end(t);
@@ -420,7 +430,12 @@ static void finish(struct tool *t)
 	if (batch) {
 		finish_batch(t);
 	} else {
-		waiting = resequencer_end(rsq, opt.at_end, &groups, now_ms());
+		/* fail without --invalid or --state: nowhere to put what
+		 * waits; the exit names how much. */
+		enum resequencer_at_end how = opt.at_end == RSQR_FAIL_END && !store &&
+					      !t->invalid_addr ? RSQR_KEEP : opt.at_end;
+
+		waiting = resequencer_end(rsq, how, &groups, now_ms());
 		/* Twice: the first writes the last messages, the second
 		 * commits what was queued once they were out. */
 		if (resequencer_sync(rsq) < 0 || resequencer_sync(rsq) < 0)

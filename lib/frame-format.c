@@ -169,3 +169,37 @@ void frame_set_error(struct headers *h, uint64_t body_len, const char *text)
 	buf_release(&dropped);
 }
 
+
+/* The name of the header line at p (up to its colon), or 0 if none. */
+static size_t line_name(const char *p, const char *end)
+{
+	const char *colon = memchr(p, ':', (size_t)(end - p));
+
+	return colon ? (size_t)(colon - p) : 0;
+}
+
+void frame_block_set(struct buf *out, const char *block, size_t n,
+		     const char *name, const char *value)
+{
+	const char *p = block, *end = block + n;
+	size_t name_len = strlen(name);
+	int placed = 0;
+
+	buf_reset(out);
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *next = nl ? nl + 1 : end;
+		size_t nlen = line_name(p, next);
+
+		/* Before Content-Length, as a writer puts new headers, or
+		 * before the blank line that ends the block. */
+		if (!placed && (p + 1 == next || *p == '\r' ||
+				header_name_eq(p, nlen, "Content-Length", 14))) {
+			buf_addf(out, "%s: %s\n", name, value);
+			placed = 1;
+		}
+		if (!header_name_eq(p, nlen, name, name_len))
+			buf_add(out, p, (size_t)(next - p));
+		p = next;
+	}
+}

@@ -167,6 +167,11 @@ void frame_header_too_big(struct buf *why, const struct headers *h,
  * the longest ones are removed, each named in the Error text.
  */
 void frame_set_error(struct headers *h, uint64_t body_len, const char *text);
+/* A header block as read (frame_reader_header_block) with header name
+ * set to value: every line of name removed, one line added before
+ * Content-Length (or the blank line); the other lines byte for byte. */
+void frame_block_set(struct buf *out, const char *block, size_t n,
+		     const char *name, const char *value);
 /* Is $MSG_HISTORY set (so frames do not pass byte for byte)? */
 int frame_history_on(void);
 

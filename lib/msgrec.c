@@ -27,6 +27,19 @@ void msgrec_encode(struct buf *out, int64_t arrived, const struct headers *h,
 	buf_add(out, body, len);
 }
 
+void msgrec_encode_block(struct buf *out, int64_t arrived, const char *block,
+			 size_t block_len, const void *body, size_t len)
+{
+	buf_reset(out);
+	if (arrived < 0)
+		buf_addch(out, '-');
+	buf_addu64(out, arrived < 0 ? -(unsigned long long)arrived :
+		   (unsigned long long)arrived);
+	buf_addch(out, '\n');
+	buf_add(out, block, block_len);
+	buf_add(out, body, len);
+}
+
 const char *msgrec_read_ms(const char *p, const char *end, int64_t *ms)
 {
 	const char *nl = memchr(p, '\n', (size_t)(end - p));
@@ -62,6 +75,44 @@ static const char *read_headers(const char *p, const char *end,
 	}
 	buf_release(&line);
 	return p < end && *p == '\n' ? p + 1 : NULL;
+}
+
+int msgrec_split(const char *rec, size_t len, int64_t *arrived,
+		 const char **block, size_t *block_len, const char **body,
+		 size_t *body_len)
+{
+	const char *end = rec + len, *p = msgrec_read_ms(rec, end, arrived), *q;
+
+	if (!p || p == end)
+		goto damaged;
+	/* The block ends at its blank line: the first "\n\n" (or a block
+	 * of that line alone). */
+	if (*p == '\n') {
+		q = p + 1;
+	} else {
+		q = memmem(p, (size_t)(end - p), "\n\n", 2);
+		if (!q)
+			goto damaged;
+		q += 2;
+	}
+	*block = p;
+	*block_len = (size_t)(q - p);
+	*body = q;
+	*body_len = (size_t)(end - q);
+	return 0;
+damaged:
+	errno = EINVAL;
+	return -1;
+}
+
+int msgrec_parse_block(const char *block, size_t n, struct headers *h)
+{
+	headers_reset(h);
+	if (read_headers(block, block + n, h) != block + n) {
+		errno = EINVAL;
+		return -1;
+	}
+	return 0;
 }
 
 int msgrec_decode(const char *rec, size_t len, int64_t *arrived,

@@ -16,6 +16,16 @@
 /* out (reset first) holds the message that arrived at arrived. */
 void msgrec_encode(struct buf *out, int64_t arrived, const struct headers *h,
 		   const void *body, size_t len);
+/* The same with the header block as read (frame_reader_header_block),
+ * so that the message can be written again byte for byte. */
+void msgrec_encode_block(struct buf *out, int64_t arrived, const char *block,
+			 size_t block_len, const void *body, size_t len);
+/* rec's parts without parsing its headers: 0, or -1 (EINVAL). */
+int msgrec_split(const char *rec, size_t len, int64_t *arrived,
+		 const char **block, size_t *block_len, const char **body,
+		 size_t *body_len);
+/* The header lines of a block into h (reset first): 0, or -1 (EINVAL). */
+int msgrec_parse_block(const char *block, size_t n, struct headers *h);
 /*
  * Decode rec into *arrived, h (reset first) and the body, which points
  * into rec. 0, or -1 with errno EINVAL when rec is damaged.

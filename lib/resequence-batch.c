@@ -25,8 +25,7 @@ struct rsq_batch {
 	struct buf mem;		/* the bytes, until they pass max_bytes */
 	FILE *spill;		/* then all of them, here */
 	uint64_t spill_len;
-	struct buf rec;
-	struct headers h;
+	struct buf rec, block;
 };
 
 struct rsq_batch *rsq_batch_new(const struct rsq_limits *lim)
@@ -43,7 +42,7 @@ struct rsq_batch *rsq_batch_new(const struct rsq_limits *lim)
 	b->groups = rsq_table_new(&none);
 	buf_init(&b->mem, 0);
 	buf_init(&b->rec, 0);
-	headers_init(&b->h);
+	buf_init(&b->block, 0);
 	return b;
 }
 
@@ -55,7 +54,7 @@ void rsq_batch_free(struct rsq_batch *b)
 	free(b->v);
 	buf_release(&b->mem);
 	buf_release(&b->rec);
-	headers_release(&b->h);
+	buf_release(&b->block);
 	if (b->spill)
 		fclose(b->spill);
 	free(b);
@@ -104,46 +103,42 @@ static int keep(struct rsq_batch *b, struct entry *e)
 	return 0;
 }
 
-static void send(struct rsq_batch *b, const struct rsq_batch_out *out,
-		 struct headers *h, const char *body, size_t len)
+static void send(const struct rsq_batch_out *out, const char *block,
+		 size_t block_len, const char *body, size_t len)
 {
 	struct buf why = BUF_INIT;
 
-	(void)b;
-	if (out->emit(out->ctx, h, body, len, &why) < 0)
-		out->invalid(out->ctx, h, body, len, why.ptr);
+	if (out->emit(out->ctx, block, block_len, body, len, &why) < 0)
+		out->invalid(out->ctx, block, block_len, body, len, why.ptr);
 	buf_release(&why);
 }
 
 int rsq_batch_add(struct rsq_batch *b, const struct rsq_input *in,
 		  const struct rsq_batch_out *out, enum rsq_result *res,
-		  const char **why)
+		  struct buf *why)
 {
 	struct rsq_group *g;
 	struct entry *e;
+	enum rsq_place p;
 
 	*res = RSQR_OUT;
+	buf_reset(why);
 	if (in->marker) {
-		send(b, out, in->h, in->body, in->len);
+		send(out, in->block, in->block_len, in->body, in->len);
 		return 0;
 	}
 	g = rsq_group(b->groups, in->key, in->key_len, 1, 0);
 	if (in->size_known && rsq_set_size(g, in->size) < 0) {
 		*res = RSQR_INVALID;
-		*why = "Sequence-Size differs from the group's";
+		buf_addf(why, "Sequence-Size %llu differs from the group's %llu",
+			 (unsigned long long)in->size, (unsigned long long)g->size);
 		return 0;
 	}
-	switch (rsq_place(b->groups, g, in->num)) {
-	case RSQ_BELOW_START:
+	p = rsq_place(b->groups, g, in->num);
+	if (p == RSQ_BELOW_START || p == RSQ_PAST_END) {
 		*res = RSQR_INVALID;
-		*why = "below the start";
+		rsq_place_why(why, p, g, in->num, b->lim.start);
 		return 0;
-	case RSQ_PAST_END:
-		*res = RSQR_INVALID;
-		*why = "past Sequence-Size";
-		return 0;
-	default:
-		break;
 	}
 	if (b->n == b->alloc) {
 		b->alloc = b->alloc ? 2 * b->alloc : 1024;
@@ -153,7 +148,8 @@ int rsq_batch_add(struct rsq_batch *b, const struct rsq_input *in,
 	e->group = g->created;
 	e->num = in->num;
 	e->serial = b->n;
-	msgrec_encode(&b->rec, in->now, in->h, in->body, in->len);
+	msgrec_encode_block(&b->rec, in->now, in->block, in->block_len, in->body,
+			    in->len);
 	if (keep(b, e) < 0)
 		return -1;
 	b->n++;
@@ -207,8 +203,8 @@ int rsq_batch_finish(struct rsq_batch *b, const struct rsq_batch_out *out,
 	qsort(b->v, b->n, sizeof(*b->v), by_group_number_arrival);
 	for (size_t i = 0; i < b->n; i++) {
 		const struct entry *e = &b->v[i];
-		const char *body;
-		size_t len;
+		const char *block, *body;
+		size_t block_len, len;
 		int64_t at;
 
 		if (!started || e->group != group) {
@@ -218,19 +214,22 @@ int rsq_batch_finish(struct rsq_batch *b, const struct rsq_batch_out *out,
 		}
 		if (fetch(b, e) < 0)
 			return -1;
-		if (msgrec_decode(b->rec.ptr, b->rec.len, &at, &b->h, &body, &len) < 0)
+		if (msgrec_split(b->rec.ptr, b->rec.len, &at, &block, &block_len,
+				 &body, &len) < 0)
 			return -1;
 		if (e->num < expect) {
-			out->duplicate(out->ctx, &b->h, body, len, e->num);
+			out->duplicate(out->ctx, block, block_len, body, len, e->num);
 			continue;
 		}
 		if (e->num > expect) {
-			rsq_set_gap(&b->h, expect, e->num - 1);
+			rsq_gap_block(&b->block, block, block_len, expect, e->num - 1);
+			block = b->block.ptr;
+			block_len = b->block.len;
 			st->gaps++;
 			st->skipped += e->num - expect;
 		}
 		st->out++;
-		send(b, out, &b->h, body, len);
+		send(out, block, block_len, body, len);
 		expect = e->num + 1;
 	}
 	return 0;

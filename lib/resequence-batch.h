@@ -13,13 +13,13 @@
 struct rsq_batch_out {
 	void *ctx;
 	/* A message going out, as resequencer_out.emit. */
-	int (*emit)(void *ctx, struct headers *h, const char *body, size_t len,
-		    struct buf *why);
-	void (*invalid)(void *ctx, struct headers *h, const char *body,
-			size_t len, const char *why);
+	int (*emit)(void *ctx, const char *block, size_t block_len,
+		    const char *body, size_t len, struct buf *why);
+	void (*invalid)(void *ctx, const char *block, size_t block_len,
+			const char *body, size_t len, const char *why);
 	/* The second and later message of a number. */
-	void (*duplicate)(void *ctx, struct headers *h, const char *body,
-			  size_t len, uint64_t num);
+	void (*duplicate)(void *ctx, const char *block, size_t block_len,
+			  const char *body, size_t len, uint64_t num);
 };
 
 struct rsq_batch;
@@ -28,13 +28,13 @@ struct rsq_batch *rsq_batch_new(const struct rsq_limits *lim);
 void rsq_batch_free(struct rsq_batch *b);
 /*
  * Keep one message. 0 with *res RSQR_WAITS (kept), RSQR_OUT (a marker:
- * out now, through out) or RSQR_INVALID (*why: "below the start", "past
- * Sequence-Size", as resequencer_add says them); -1 with errno when the
- * temporary file failed.
+ * out now, through out) or RSQR_INVALID (why, reset first, says how, as
+ * resequencer_add says it); -1 with errno when the temporary file
+ * failed.
  */
 int rsq_batch_add(struct rsq_batch *b, const struct rsq_input *in,
 		  const struct rsq_batch_out *out, enum rsq_result *res,
-		  const char **why);
+		  struct buf *why);
 /* Everything out, gaps marked: 0, or -1 with errno (the temporary
  * file). */
 int rsq_batch_finish(struct rsq_batch *b, const struct rsq_batch_out *out,

@@ -40,8 +40,7 @@ struct resequencer {
 	/* Store changes that wait for the held messages to be out: their
 	 * records deleted, forgotten groups' too, complete keys kept. */
 	struct store_later after;
-	struct buf rec, key, value;
-	struct headers h;
+	struct buf rec, key, value, block;
 };
 
 /* Complete keys kept at most, the oldest forgotten first: a bound on
@@ -63,7 +62,7 @@ struct resequencer *resequencer_new(const struct resequencer_opt *opt,
 	buf_init(&r->rec, 0);
 	buf_init(&r->key, 0);
 	buf_init(&r->value, 0);
-	headers_init(&r->h);
+	buf_init(&r->block, 0);
 	return r;
 }
 
@@ -87,7 +86,7 @@ void resequencer_free(struct resequencer *r)
 	buf_release(&r->rec);
 	buf_release(&r->key);
 	buf_release(&r->value);
-	headers_release(&r->h);
+	buf_release(&r->block);
 	free(r);
 }
 
@@ -149,42 +148,56 @@ static int apply_after(struct resequencer *r)
 
 /* ---- out ---- */
 
-void rsq_set_gap(struct headers *h, uint64_t lo, uint64_t hi)
+void rsq_gap_block(struct buf *out, const char *block, size_t n, uint64_t lo,
+		   uint64_t hi)
 {
 	char v[48];
 
-	headers_remove(h, "Resequence-Gap");
 	if (lo == hi)
 		snprintf(v, sizeof(v), "%llu", (unsigned long long)lo);
 	else
 		snprintf(v, sizeof(v), "%llu-%llu", (unsigned long long)lo,
 			 (unsigned long long)hi);
-	headers_set(h, "Resequence-Gap", v);
+	frame_block_set(out, block, n, "Resequence-Gap", v);
 }
 
-/* Write one message: its headers, its body, a gap before it or not. */
-static void deliver(struct resequencer *r, struct headers *h, const char *body,
-		    size_t len, const uint64_t *gap)
+void rsq_place_why(struct buf *why, enum rsq_place p, const struct rsq_group *g,
+		   uint64_t num, uint64_t start)
+{
+	if (p == RSQ_BELOW_START)
+		buf_addf(why, "sequence number %llu is below the start %llu",
+			 (unsigned long long)num, (unsigned long long)start);
+	else
+		buf_addf(why, "sequence number %llu is past Sequence-Size %llu",
+			 (unsigned long long)num, (unsigned long long)g->size);
+}
+
+/* Write one message: its block, its body, a gap before it or not. */
+static void deliver(struct resequencer *r, const char *block, size_t n,
+		    const char *body, size_t len, const uint64_t *gap)
 {
 	struct buf why = BUF_INIT;
 
-	if (gap)
-		rsq_set_gap(h, gap[0], gap[1]);
-	if (r->out.emit(r->out.ctx, h, body, len, &why) < 0)
-		r->out.invalid(r->out.ctx, h, body, len, why.ptr);
+	if (gap) {
+		rsq_gap_block(&r->block, block, n, gap[0], gap[1]);
+		block = r->block.ptr;
+		n = r->block.len;
+	}
+	if (r->out.emit(r->out.ctx, block, n, body, len, &why) < 0)
+		r->out.invalid(r->out.ctx, block, n, body, len, why.ptr);
 	buf_release(&why);
 }
 
 static int deliver_rec(struct resequencer *r, const char *rec, size_t len,
 		       const uint64_t *gap)
 {
-	const char *body;
-	size_t body_len;
+	const char *block, *body;
+	size_t block_len, body_len;
 	int64_t arrived;
 
-	if (msgrec_decode(rec, len, &arrived, &r->h, &body, &body_len) < 0)
+	if (msgrec_split(rec, len, &arrived, &block, &block_len, &body, &body_len) < 0)
 		return -1;
-	deliver(r, &r->h, body, body_len, gap);
+	deliver(r, block, block_len, body, body_len, gap);
 	return 0;
 }
 
@@ -282,21 +295,25 @@ static int send_next(struct resequencer *r, struct rsq_group *g,
 			return -1;
 		hold(r, r->rec.ptr, r->rec.len, g, in->num, NULL);
 	} else {
-		deliver(r, in->h, in->body, in->len, NULL);
+		deliver(r, in->block, in->block_len, in->body, in->len, NULL);
 	}
 	rsq_advance(r->table, g);
 	(void)drain(r, g, NULL, in->now);
 	return 0;
 }
 
-/* Let it wait: 0, or RSQ_FULL with *why; -1 (store). */
+/* Let it wait: 0, or RSQ_FULL with why; -1 (store). */
 static int let_wait(struct resequencer *r, struct rsq_group *g,
-		    const struct rsq_input *in, const char **why)
+		    const struct rsq_input *in, struct buf *why)
 {
-	int w = rsq_wait(r->table, g, in->num, in->now, r->rec.ptr, r->rec.len, why);
+	const char *limit;
+	int w = rsq_wait(r->table, g, in->num, in->now, r->rec.ptr, r->rec.len,
+			 &limit);
 
-	if (w < 0)
+	if (w < 0) {
+		buf_addstr(why, limit);
 		return w;
+	}
 	if (rsq_waiting(r->table) > r->stats.most)
 		r->stats.most = rsq_waiting(r->table);
 	if (put_record(r, g, in->num) < 0)
@@ -306,17 +323,16 @@ static int let_wait(struct resequencer *r, struct rsq_group *g,
 	return 0;
 }
 
-static enum rsq_result placed(enum rsq_place p, const char **why)
+static enum rsq_result placed(struct resequencer *r, enum rsq_place p,
+			      const struct rsq_group *g, uint64_t num,
+			      struct buf *why)
 {
 	switch (p) {
 	case RSQ_EMITTED: return RSQR_DUP_EMITTED;
 	case RSQ_WAITING: return RSQR_DUP_WAITING;
 	case RSQ_SKIPPED: return RSQR_LATE_SKIPPED;
-	case RSQ_BELOW_START:
-		*why = "below the start";
-		return RSQR_INVALID;
 	default:
-		*why = "past Sequence-Size";
+		rsq_place_why(why, p, g, num, r->opt.lim.start);
 		return RSQR_INVALID;
 	}
 }
@@ -332,7 +348,7 @@ static int pass_marker(struct resequencer *r, const struct rsq_input *in)
 		 * out its input is not done with. */
 		hold(r, r->rec.ptr, r->rec.len, NULL, 0, NULL);
 	} else {
-		deliver(r, in->h, in->body, in->len, NULL);
+		deliver(r, in->block, in->block_len, in->body, in->len, NULL);
 	}
 	if (g)
 		forget(r, g, 1, in->now);
@@ -344,7 +360,7 @@ static int pass_marker(struct resequencer *r, const struct rsq_input *in)
 /* One try at placing the message: 1 when done (*res set), 0 when it
  * must wait and there is no room (*why the limit), -1 (store). */
 static int place(struct resequencer *r, const struct rsq_input *in,
-		 enum rsq_result *res, const char **why)
+		 enum rsq_result *res, struct buf *why)
 {
 	struct rsq_group *g = rsq_group(r->table, in->key, in->key_len, 0, in->now);
 	enum rsq_place p;
@@ -361,7 +377,8 @@ static int place(struct resequencer *r, const struct rsq_input *in,
 		g = rsq_group(r->table, in->key, in->key_len, 1, in->now);
 	if (in->size_known && rsq_set_size(g, in->size) < 0) {
 		*res = RSQR_INVALID;
-		*why = "Sequence-Size differs from the group's";
+		buf_addf(why, "Sequence-Size %llu differs from the group's %llu",
+			 (unsigned long long)in->size, (unsigned long long)g->size);
 		return 1;
 	}
 	touched(r, g);
@@ -369,7 +386,12 @@ static int place(struct resequencer *r, const struct rsq_input *in,
 	if (p == RSQ_NEXT)
 		return send_next(r, g, in) < 0 ? -1 : 1;
 	if (p != RSQ_LATER) {
-		*res = placed(p, why);
+		*res = placed(r, p, g, in->num, why);
+		return 1;
+	}
+	if (r->opt.lim.max_bytes && r->rec.len > r->opt.lim.max_bytes) {
+		*res = RSQR_INVALID;
+		buf_addstr(why, "the message alone is over --max-bytes");
 		return 1;
 	}
 	*res = RSQR_WAITS;
@@ -379,20 +401,16 @@ static int place(struct resequencer *r, const struct rsq_input *in,
 }
 
 int resequencer_add(struct resequencer *r, const struct rsq_input *in,
-		    enum rsq_result *res, const char **why)
+		    enum rsq_result *res, struct buf *why)
 {
 	struct rsq_group *victim;
 	int done;
 
-	msgrec_encode(&r->rec, in->now, in->h, in->body, in->len);
-	if (r->opt.lim.max_bytes && r->rec.len > r->opt.lim.max_bytes) {
-		*res = RSQR_INVALID;
-		*why = "the message alone is over --max-bytes";
-		return 0;
-	}
+	msgrec_encode_block(&r->rec, in->now, in->block, in->block_len, in->body,
+			    in->len);
 	/* Making room may skip the very gap this message was to fill:
 	 * each try places it afresh. */
-	while ((done = place(r, in, res, why)) == 0) {
+	while (buf_reset(why), (done = place(r, in, res, why)) == 0) {
 		if (r->opt.on_full != RSQR_SKIP || !(victim = rsq_oldest(r->table))) {
 			*res = RSQR_FULL;
 			return 0;
@@ -443,12 +461,13 @@ static void refuse_waiting(struct resequencer *r, struct rsq_group *g)
 
 	while (rsq_skip(r->table, g, &lo, &hi) >= 0)
 		while ((m = rsq_take_next(r->table, g))) {
-			const char *body;
-			size_t len;
+			const char *block, *body;
+			size_t block_len, len;
 			int64_t at;
 
-			if (msgrec_decode(m->rec, m->len, &at, &r->h, &body, &len) == 0)
-				r->out.invalid(r->out.ctx, &r->h, body, len,
+			if (msgrec_split(m->rec, m->len, &at, &block, &block_len,
+					 &body, &len) == 0)
+				r->out.invalid(r->out.ctx, block, block_len, body, len,
 					       "still waiting at the end of input");
 			free(m);
 		}
@@ -544,18 +563,19 @@ static int restore_waiting(struct resequencer *r)
 	struct store_iter it;
 	struct store_rec rec;
 	struct buf value = BUF_INIT;
-	const char *body, *why;
+	const char *block, *body, *why;
 	int rc;
 
 	store_iter_init(&it, r->store, RSQ_KIND_WAIT, NULL, 0);
 	while ((rc = store_iter_next(&it, &rec, &value)) == 1) {
 		struct rsq_group *g;
-		size_t key_len, len;
+		size_t key_len, block_len, len;
 		uint64_t num;
 		int64_t at;
 
 		if (msgrec_key_decode(rec.key, rec.key_len, &key_len, &num) < 0 ||
-		    msgrec_decode(value.ptr, value.len, &at, &r->h, &body, &len) < 0) {
+		    msgrec_split(value.ptr, value.len, &at, &block, &block_len,
+				 &body, &len) < 0) {
 			rc = -1;
 			break;
 		}

@@ -27,14 +27,15 @@ struct store;
 
 struct resequencer_out {
 	void *ctx;
-	/* A message going out, with Resequence-Gap set when a gap was
-	 * skipped before it: 0, or -1 with why when it cannot be written
-	 * (its header block is then over the limit): it goes to invalid. */
-	int (*emit)(void *ctx, struct headers *h, const char *body, size_t len,
-		    struct buf *why);
+	/* A message going out: its header block as read (with
+	 * Resequence-Gap set when a gap was skipped before it) and its
+	 * body: 0, or -1 with why when it cannot be written (its header
+	 * block is then over the limit): it goes to invalid. */
+	int (*emit)(void *ctx, const char *block, size_t block_len,
+		    const char *body, size_t len, struct buf *why);
 	/* A message that cannot go out: the tool diverts or refuses it. */
-	void (*invalid)(void *ctx, struct headers *h, const char *body,
-			size_t len, const char *why);
+	void (*invalid)(void *ctx, const char *block, size_t block_len,
+			const char *body, size_t len, const char *why);
 };
 
 enum resequencer_on_full { RSQR_SKIP, RSQR_BLOCK, RSQR_FAIL };
@@ -54,7 +55,8 @@ struct rsq_input {
 	int marker;		/* Sequence-Size 0 and no number: pass it */
 	int size_known;
 	uint64_t size;		/* its Sequence-Size */
-	struct headers *h;
+	const char *block;	/* its header block as read */
+	size_t block_len;
 	const char *body;
 	size_t len;
 	int64_t now;		/* ms: wall clock or the Timestamp (--clock) */
@@ -69,7 +71,7 @@ enum rsq_result {
 	RSQR_LATE_SKIPPED,	/* late: passed over as a gap */
 	RSQR_LATE_COMPLETE,	/* late: its group is complete */
 	RSQR_INVALID,		/* why says how */
-	RSQR_FULL,		/* block and fail: why names the limit */
+	RSQR_FULL,		/* block and fail: why is "-C" or "--max-bytes" */
 };
 
 struct resequencer_stats {
@@ -87,10 +89,10 @@ void resequencer_free(struct resequencer *r);
  * store, and send on what is ready: 0, or -1 with errno (EIO: a record
  * failed its check; EINVAL: a damaged record). */
 int resequencer_restore(struct resequencer *r, int64_t now);
-/* One message: 0 with *res (and *why for RSQR_INVALID, RSQR_FULL: a
- * static text), or -1 with errno when the store failed. */
+/* One message: 0 with *res (and why, reset first, for RSQR_INVALID and
+ * RSQR_FULL), or -1 with errno when the store failed. */
 int resequencer_add(struct resequencer *r, const struct rsq_input *in,
-		    enum rsq_result *res, const char **why);
+		    enum rsq_result *res, struct buf *why);
 /* Skip the gaps whose time ran out by now, forget idle groups and
  * complete keys past --forget: 0, or -1 (store). */
 int resequencer_tick(struct resequencer *r, int64_t now);
@@ -112,8 +114,14 @@ uint64_t resequencer_held(const struct resequencer *r);
 uint64_t resequencer_waiting(const struct resequencer *r);
 const struct resequencer_stats *resequencer_stats(const struct resequencer *r);
 
-/* Resequence-Gap: LO (one number) or LO-HI, last, in place of any. */
-void rsq_set_gap(struct headers *h, uint64_t lo, uint64_t hi);
+/* block with Resequence-Gap: LO (one number) or LO-HI, in place of any,
+ * into out (frame_block_set). */
+void rsq_gap_block(struct buf *out, const char *block, size_t n, uint64_t lo,
+		   uint64_t hi);
+/* Why a number cannot be placed (RSQ_BELOW_START, RSQ_PAST_END), into
+ * why: "sequence number 9 is past Sequence-Size 5". */
+void rsq_place_why(struct buf *why, enum rsq_place p, const struct rsq_group *g,
+		   uint64_t num, uint64_t start);
 
 /* ---- store records (resequence-record.c) ----
  * RSQ_KIND_WAIT: a message of a group: key msgrec_key of the group key

@@ -15,6 +15,7 @@
 #include "input.h"
 #include "io.h"
 #include "message.h"
+#include "msgrec.h"
 
 enum {
 	LONG_OUTPUT = 0x1000,
@@ -242,6 +243,28 @@ int tool_write(struct frame_writer *fw, const struct headers *h,
 		tool_writer_failed(fw);
 	frame_header_too_big(why, h, len);
 	return -1;
+}
+
+int tool_write_block(struct frame_writer *fw, const char *block, size_t n,
+		     const void *body, size_t len, struct buf *why)
+{
+	struct headers h;
+	int r;
+
+	if (!frame_history_on() && n <= FRAME_HEADER_MAX) {
+		if (frame_writer_begin_raw(fw, block, n, len) < 0 ||
+		    frame_writer_body(fw, body, len) < 0 || frame_writer_end(fw) < 0)
+			tool_writer_failed(fw);
+		return 0;
+	}
+	/* Message-History to append, or a block grown past the limit:
+	 * written, or refused, as any message. */
+	headers_init(&h);
+	if (msgrec_parse_block(block, n, &h) < 0)
+		die(EX_SOFTWARE, "a header block kept by the tool does not parse");
+	r = tool_write(fw, &h, body, len, why);
+	headers_release(&h);
+	return r;
 }
 
 void tool_count(struct tool *t, const char *name)

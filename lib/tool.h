@@ -134,6 +134,12 @@ _Noreturn void tool_writer_failed(struct frame_writer *fw);
 int tool_write(struct frame_writer *fw, const struct headers *h,
 	       const void *body, size_t len, struct buf *why);
 
+/* The same for a frame kept as bytes: its header block as read
+ * (frame_reader_header_block), written byte for byte unless
+ * $MSG_HISTORY asks for Message-History. */
+int tool_write_block(struct frame_writer *fw, const char *block, size_t n,
+		     const void *body, size_t len, struct buf *why);
+
 /*
  * An invalid message (well framed, but it cannot be processed). With
  * --invalid it is written there with "Error: PROGNAME: reason" (cut so
