@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-void msgrec_encode(struct buf *out, int64_t arrived, const struct headers *h,
-		   const void *body, size_t len)
+/* out reset to "ARRIVAL\n" (printf is slow for a million of these). */
+static void start(struct buf *out, int64_t arrived)
 {
 	buf_reset(out);
 	if (arrived < 0)
@@ -14,6 +14,12 @@ void msgrec_encode(struct buf *out, int64_t arrived, const struct headers *h,
 	buf_addu64(out, arrived < 0 ? -(unsigned long long)arrived :
 		   (unsigned long long)arrived);
 	buf_addch(out, '\n');
+}
+
+void msgrec_encode(struct buf *out, int64_t arrived, const struct headers *h,
+		   const void *body, size_t len)
+{
+	start(out, arrived);
 	for (size_t i = 0; i < headers_count(h); i++) {
 		size_t nl, vl;
 		const char *n = headers_name(h, i, &nl);
@@ -30,12 +36,7 @@ void msgrec_encode(struct buf *out, int64_t arrived, const struct headers *h,
 void msgrec_encode_block(struct buf *out, int64_t arrived, const char *block,
 			 size_t block_len, const void *body, size_t len)
 {
-	buf_reset(out);
-	if (arrived < 0)
-		buf_addch(out, '-');
-	buf_addu64(out, arrived < 0 ? -(unsigned long long)arrived :
-		   (unsigned long long)arrived);
-	buf_addch(out, '\n');
+	start(out, arrived);
 	buf_add(out, block, block_len);
 	buf_add(out, body, len);
 }
