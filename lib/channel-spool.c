@@ -53,6 +53,16 @@ static void spool_free_sink(struct channel_sink *s)
 	free(s);
 }
 
+static void spool_name_frame(struct channel_sink *s, const char *id)
+{
+	spool_name_next(sink_spool(s), id);
+}
+
+static int spool_adopt_frame(struct channel_sink *s, const char *id)
+{
+	return spool_adopt(sink_spool(s), id);
+}
+
 static const struct channel_out_ops spool_out_ops = {
 	.separate_frames = 1,
 	.begin_frame = spool_begin_frame,
@@ -61,6 +71,8 @@ static const struct channel_out_ops spool_out_ops = {
 	.make_durable = spool_make_durable,
 	.close = spool_close_sink,
 	.free = spool_free_sink,
+	.name_next = spool_name_frame,
+	.adopt = spool_adopt_frame,
 };
 
 struct channel_sink *channel_spool_sink(struct spool *sp)

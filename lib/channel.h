@@ -67,6 +67,12 @@ struct channel_out_ops {
 	int (*make_durable)(struct channel_sink *s);
 	int (*close)(struct channel_sink *s);
 	void (*free)(struct channel_sink *s);
+	/* Optional, for a kind whose frames can be found again by a name
+	 * (a spool): the next frame is named id; a frame named id that a
+	 * writer which died left unpublished is taken up (1), or there is
+	 * none (0), or -1 (spool_name_next, spool_adopt). */
+	void (*name_next)(struct channel_sink *s, const char *id);
+	int (*adopt)(struct channel_sink *s, const char *id);
 };
 /* What every kind's sink starts with. */
 struct channel_sink {

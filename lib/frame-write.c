@@ -295,6 +295,21 @@ int frame_writer_begin(struct frame_writer *fw, const struct headers *h,
 	return 0;
 }
 
+int frame_writer_nameable(const struct frame_writer *fw)
+{
+	return fw->sink && fw->sink->ops->name_next && fw->sink->ops->adopt;
+}
+
+void frame_writer_name_next(struct frame_writer *fw, const char *id)
+{
+	fw->sink->ops->name_next(fw->sink, id);
+}
+
+int frame_writer_adopt(struct frame_writer *fw, const char *id)
+{
+	return fw->sink->ops->adopt(fw->sink, id);
+}
+
 int frame_writer_begin_raw(struct frame_writer *fw, const char *block,
 			   size_t n, uint64_t body_len)
 {

@@ -148,6 +148,12 @@ int frame_writer_raw(struct frame_writer *fw, const void *p, size_t n);
 /* Write one complete frame given as bytes (a copy of one read). */
 int frame_writer_whole(struct frame_writer *fw, const char *frame, size_t n);
 int frame_writer_flush(struct frame_writer *fw);
+/* Can fw's frames be named and found again (a dir: spool)? Then the next
+ * frame is named id, and a frame of that id left unpublished by a writer
+ * that died is taken up to publish: 1, 0 (none), -1 (channel.h). */
+int frame_writer_nameable(const struct frame_writer *fw);
+void frame_writer_name_next(struct frame_writer *fw, const char *id);
+int frame_writer_adopt(struct frame_writer *fw, const char *id);
 /* Flush, make what was written durable, close the sink: 0 or -1 (errno). */
 int frame_writer_close(struct frame_writer *fw);
 

@@ -44,6 +44,7 @@ struct spool {
 	/* the message being written */
 	int wfd;
 	char wname[UUID_STR_LEN + 32];
+	char next_id[UUID_STR_LEN + 1];	/* spool_name_next's, or "" */
 	/* written and synced in tmp/, waiting for spool_publish */
 	char (*staged)[UUID_STR_LEN + 32];
 	size_t nstaged;
@@ -148,7 +149,12 @@ int spool_begin(struct spool *s)
 {
 	char id[UUID_STR_LEN + 1];
 
-	id_new(id);
+	if (*s->next_id) {
+		memcpy(id, s->next_id, sizeof(id));
+		*s->next_id = '\0';
+	} else {
+		id_new(id);
+	}
 	snprintf(s->wname, sizeof(s->wname), "%s.msg", id);
 	s->wfd = openat(s->tmpfd, s->wname, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	/* Held until the file leaves tmp/: a reader clearing tmp/ of what
@@ -171,6 +177,14 @@ static void unstage_from(struct spool *s, size_t i)
 	errno = saved;
 }
 
+static int stage(struct spool *s, const char *name)
+{
+	if (!s->staged)
+		s->staged = xmalloc(STAGED_MAX * sizeof(*s->staged));
+	snprintf(s->staged[s->nstaged++], sizeof(*s->staged), "%s", name);
+	return s->nstaged == STAGED_MAX ? spool_publish(s) : 0;
+}
+
 int spool_commit(struct spool *s)
 {
 	int r = xfsync(s->wfd);
@@ -184,10 +198,34 @@ int spool_commit(struct spool *s)
 		unstage_from(s, 0);
 		return -1;
 	}
-	if (!s->staged)
-		s->staged = xmalloc(STAGED_MAX * sizeof(*s->staged));
-	memcpy(s->staged[s->nstaged++], s->wname, sizeof(s->wname));
-	return s->nstaged == STAGED_MAX ? spool_publish(s) : 0;
+	return stage(s, s->wname);
+}
+
+void spool_name_next(struct spool *s, const char *id)
+{
+	snprintf(s->next_id, sizeof(s->next_id), "%s", id);
+}
+
+int spool_adopt(struct spool *s, const char *id)
+{
+	char name[UUID_STR_LEN + 32];
+	int fd, r;
+
+	snprintf(name, sizeof(name), "%s.msg", id);
+	fd = openat(s->tmpfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -1;
+	/* Held: a live writer's, not left by a dead one. */
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		r = errno == EWOULDBLOCK ? 0 : -1;
+		close(fd);
+		return r;
+	}
+	r = xfsync(fd);
+	close(fd);
+	if (r < 0)
+		return -1;
+	return stage(s, name) < 0 ? -1 : 1;
 }
 
 int spool_publish(struct spool *s)

@@ -52,6 +52,16 @@ int spool_begin(struct spool *s);
 int spool_commit(struct spool *s);
 void spool_abort(struct spool *s);
 int spool_publish(struct spool *s);
+/*
+ * Naming, for a writer that must find its file again after a crash
+ * (msg-dedupe --state): the next spool_begin names its file by id (a
+ * UUIDv7, so that new/ still sorts in time) instead of a new one; and
+ * spool_adopt takes up a file of that id that a writer which died left
+ * committed in tmp/, to be published with the next spool_publish: 1, 0
+ * when there is none (already published, or never written), -1.
+ */
+void spool_name_next(struct spool *s, const char *id);
+int spool_adopt(struct spool *s, const char *id);
 
 /*
  * Reading. spool_claim takes the oldest entry of cur/ (left by a reader
