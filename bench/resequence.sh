@@ -35,9 +35,10 @@
 #         per 1,000 messages, counted by strace -c -f when it is installed.
 #
 # Each tool writes through a pipe into cat > /dev/null: a resequencer's
-# output is what the next stage reads. The processor time of each is
-# printed after its wall time, for reference: on a shared machine wall
-# time includes the wait for a processor.
+# output is what the next stage reads. The processor time of each (in
+# stream mode, the least of BENCH_PEER_RUNS more runs) is printed after
+# its wall time, for reference: on a shared machine wall time includes
+# the wait for a processor.
 #
 # Before anything is timed, msg-resequence must write the stream in order,
 # byte for byte the unshuffled stream, and say in its --stats that nothing
@@ -163,7 +164,7 @@ bench_stream() {
 	reseq_us=$BENCH_US narrow_rss=$BENCH_RSS
 	rate=$(bench_per_sec "$MESSAGES" "$reseq_us")
 	bench_result "msg-resequence | cat" "$reseq_us" "$narrow_rss" "$rate msg/s"
-	bench_cpu_best "$BENCH_RUNS" "$in" pipe "$resequence"
+	bench_cpu_best "$PEER_RUNS" "$in" pipe "$resequence"
 	bench_cpu_note "msg-resequence" "$MESSAGES" msg
 
 	# msg-tap passes the stream as it came: its output is the input.
@@ -172,7 +173,7 @@ bench_stream() {
 	tap_us=$BENCH_US
 	bench_result "msg-tap /dev/null | cat" "$tap_us" "$BENCH_RSS" \
 		"$(bench_per_sec "$MESSAGES" "$tap_us") msg/s"
-	bench_cpu_best "$BENCH_RUNS" "$in" pipe "$tap" /dev/null
+	bench_cpu_best "$PEER_RUNS" "$in" pipe "$tap" /dev/null
 	bench_cpu_note "msg-tap" "$MESSAGES" msg
 
 	bench_verdict "stream mode, messages per second" "$rate" ">=" \
