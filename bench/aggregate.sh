@@ -178,12 +178,6 @@ check_memory() {
 	rm -f "$BENCH_TMP/out" "$BENCH_TMP/stats"
 }
 
-# report WHAT VALUE UNIT: a figure the issue asks for without a target,
-# in bench_verdict's layout.
-report() {
-	echo "  => $1: $2$3 (no target: reported)"
-}
-
 # measure_memory LABEL COUNT OPEN: msg-aggregate -n 10 on COUNT messages
 # OPEN groups at a time, checked, timed and judged, with its processor
 # time. Sets memory_us, memory_rss and memory_cpu.
@@ -235,55 +229,16 @@ bench_memory() {
 	bench_verdict "peak RSS, $FEW open, --remember 1ms, $MESSAGES / $TENTH msgs" \
 		"$(bench_ratio "$few_bare_rss" "$BENCH_RSS")" "<=" \
 		"$RSS_GROWTH_TARGET" "x"
-	report "peak RSS per released group remembered (--remember 1h)" \
+	bench_report "peak RSS per released group remembered (--remember 1h)" \
 		"$(awk -v a="$few_rss" -v b="$few_bare_rss" -v n="$GROUP_COUNT" \
 			'BEGIN { printf "%.0f", (a - b) * 1024 / n }')" " bytes"
 	# At the peak every open group holds nine members.
-	report "peak RSS, $GROUP_COUNT open less $FEW open, per member held" \
+	bench_report "peak RSS, $GROUP_COUNT open less $FEW open, per member held" \
 		"$(awk -v a="$all_rss" -v b="$few_bare_rss" \
 			-v n=$(((GROUP_COUNT - FEW) * 9)) \
 			'BEGIN { printf "%.0f", (a - b) * 1024 / n }')" " bytes"
 }
 
-# measure_long RUNS INPUT CMD [ARG...]: for runs of many seconds, where
-# the start-up that bench_measure subtracts is noise and a run more for
-# each figure is dear: RUNS runs of CMD, stdin from INPUT, through a pipe
-# into cat, each timed whole and under time(1) at once. Sets BENCH_US
-# (best wall time), BENCH_CPU_MS (least user + system time) and BENCH_RSS
-# (highest peak RSS); the last two are empty without time(1). If
-# BENCH_CPU_TIDY names a command, it runs after each run, untimed.
-measure_long() {
-	_mlruns=$1 _mlin=$2
-	shift 2
-	BENCH_US='' BENCH_CPU_MS='' BENCH_RSS=''
-	_mli=0
-	while [ "$_mli" -lt "$_mlruns" ]; do
-		rm -f "$BENCH_TMP/long"
-		if [ -n "$BENCH_TIME" ]; then
-			bench_run_once "$_mlin" pipe "$BENCH_TIME" -f '%U %S %M' \
-				-o "$BENCH_TMP/long" "$@"
-		else
-			bench_run_once "$_mlin" pipe "$@"
-		fi
-		[ -z "${BENCH_CPU_TIDY:-}" ] || $BENCH_CPU_TIDY
-		if [ -z "$BENCH_US" ] || [ "$_bus" -lt "$BENCH_US" ]; then
-			BENCH_US=$_bus
-		fi
-		# time(1) puts its own notes before the figures: the last line.
-		_mlfig=$(tail -n 1 "$BENCH_TMP/long" 2>/dev/null | awk \
-			'NF == 3 && $3 ~ /^[0-9]+$/ { printf "%.0f %d", ($1 + $2) * 1000, $3 }')
-		if [ -n "$_mlfig" ]; then
-			_mlcpu=${_mlfig% *} _mlrss=${_mlfig#* }
-			if [ -z "$BENCH_CPU_MS" ] || [ "$_mlcpu" -lt "$BENCH_CPU_MS" ]; then
-				BENCH_CPU_MS=$_mlcpu
-			fi
-			if [ -z "$BENCH_RSS" ] || [ "$_mlrss" -gt "$BENCH_RSS" ]; then
-				BENCH_RSS=$_mlrss
-			fi
-		fi
-		_mli=$((_mli + 1))
-	done
-}
 # One run of msg-aggregate with a new state directory in the scratch
 # directory, its input fed through a pipe ("pipe": reads of 64 KiB at
 # most, as from a stage upstream) or straight from the file ("file":
@@ -307,39 +262,20 @@ remove_states() {
 # FEED, checked, and under strace -c -f when there is one. Sets syncs to
 # the fsync(2) and fdatasync(2) calls strace counted, or empty.
 check_state() {
-	set -- sh -c "$aggregate_state" sh "$BENCH_TMP" "$1" "$aggregate" \
-		--stats -n 10
-	rm -f "$BENCH_TMP/strace.out"
-	if command -v strace >/dev/null; then
-		# LeakSanitizer cannot run under ptrace: a sanitizer build would
-		# fail at exit.
-		set -- env "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
-			strace -c -f -e trace=fsync,fdatasync \
-			-o "$BENCH_TMP/strace.out" "$@"
-	fi
-	"$@" <"$in" >"$BENCH_TMP/out" 2>"$BENCH_TMP/stats" ||
+	bench_strace_syncs "$in" "$BENCH_TMP/out" "$BENCH_TMP/stats" \
+		sh -c "$aggregate_state" sh "$BENCH_TMP" "$1" "$aggregate" \
+		--stats -n 10 ||
 		bench_die "msg-aggregate --state -n 10 failed on '$in':" \
 			"$(cat "$BENCH_TMP/stats")"
 	check_output "$BENCH_TMP/out" "$BENCH_TMP/stats" "$MESSAGES" "$GROUP_COUNT"
 	remove_states
 	rm -f "$BENCH_TMP/out" "$BENCH_TMP/stats"
-	syncs=
-	[ -s "$BENCH_TMP/strace.out" ] || return 0
-	# The summary's fourth column is the number of calls.
-	syncs=$(awk '$NF == "fsync" || $NF == "fdatasync" { n += $4 }
-		END { print n + 0 }' "$BENCH_TMP/strace.out")
+	syncs=$BENCH_SYNCS
 }
 
 # report_syncs FEED: the syncs of check_state per 1,000 messages.
 report_syncs() {
-	if [ -z "$syncs" ]; then
-		echo "  strace not found: fsync calls not counted"
-		return 0
-	fi
-	report "fsync + fdatasync calls per 1,000 messages, $1" \
-		"$(awk -v s="$syncs" -v n="$MESSAGES" \
-			'BEGIN { printf "%.2f", s * 1000 / n }')" \
-		" ($syncs in all, by strace -c -f)"
+	bench_report_syncs "$1" "$syncs" "$MESSAGES"
 }
 
 bench_state() {
@@ -352,7 +288,7 @@ bench_state() {
 	check_state pipe
 	pipe_syncs=$syncs
 	BENCH_CPU_TIDY=remove_states
-	measure_long "$STATE_RUNS" "$in" sh -c "$aggregate_state" sh \
+	bench_measure_long "$STATE_RUNS" "$in" sh -c "$aggregate_state" sh \
 		"$BENCH_TMP" pipe "$aggregate" -n 10
 	BENCH_CPU_TIDY=
 	rate=$(bench_per_sec "$MESSAGES" "$BENCH_US")
@@ -405,18 +341,18 @@ bench_jq() {
 	fi
 	bench_result "msg-aggregate -n 10 | cat" "$all_us" "$all_rss" \
 		"$(bench_per_sec "$MESSAGES" "$all_us") rec/s"
-	measure_long "$PEER_RUNS" "$lines" jq -c -s 'group_by(.k)'
+	bench_measure_long "$PEER_RUNS" "$lines" jq -c -s 'group_by(.k)'
 	bench_result "jq -c -s 'group_by(.k)' | cat" "$BENCH_US" "$BENCH_RSS" \
 		"$(bench_per_sec "$MESSAGES" "$BENCH_US") rec/s"
 	bench_cpu_note "jq" "$MESSAGES" rec
-	report "msg-aggregate vs jq -s 'group_by(.k)', times faster" \
+	bench_report "msg-aggregate vs jq -s 'group_by(.k)', times faster" \
 		"$(bench_ratio "$BENCH_US" "$all_us")" "x"
 	if [ -n "$all_cpu" ] && [ -n "$BENCH_CPU_MS" ] && [ "$all_cpu" -gt 0 ]; then
-		report "the same in processor time" \
+		bench_report "the same in processor time" \
 			"$(bench_ratio "$BENCH_CPU_MS" "$all_cpu")" "x"
 	fi
 	if [ -n "$all_rss" ] && [ -n "$BENCH_RSS" ]; then
-		report "peak RSS, msg-aggregate / jq" \
+		bench_report "peak RSS, msg-aggregate / jq" \
 			"$(bench_ratio "$all_rss" "$BENCH_RSS")" "x"
 	fi
 }

@@ -348,6 +348,84 @@ bench_load_note() {
 	return 0
 }
 
+# bench_measure_long RUNS INPUT CMD [ARG...]: for runs of many seconds,
+# where the start-up that bench_measure subtracts is noise and a run more
+# for each figure is dear: RUNS runs of CMD, stdin from INPUT, through a
+# pipe into cat, each timed whole and under time(1) at once. Sets
+# BENCH_US (best wall time), BENCH_CPU_MS (least user + system time) and
+# BENCH_RSS (highest peak RSS); the last two are empty without time(1).
+# If BENCH_CPU_TIDY names a command, it runs after each run, untimed.
+bench_measure_long() {
+	_mlruns=$1 _mlin=$2
+	shift 2
+	BENCH_US='' BENCH_CPU_MS='' BENCH_RSS=''
+	_mli=0
+	while [ "$_mli" -lt "$_mlruns" ]; do
+		rm -f "$BENCH_TMP/long"
+		if [ -n "$BENCH_TIME" ]; then
+			bench_run_once "$_mlin" pipe "$BENCH_TIME" -f '%U %S %M' \
+				-o "$BENCH_TMP/long" "$@"
+		else
+			bench_run_once "$_mlin" pipe "$@"
+		fi
+		[ -z "${BENCH_CPU_TIDY:-}" ] || $BENCH_CPU_TIDY
+		if [ -z "$BENCH_US" ] || [ "$_bus" -lt "$BENCH_US" ]; then
+			BENCH_US=$_bus
+		fi
+		# time(1) puts its own notes before the figures: the last line.
+		_mlfig=$(tail -n 1 "$BENCH_TMP/long" 2>/dev/null | awk \
+			'NF == 3 && $3 ~ /^[0-9]+$/ { printf "%.0f %d", ($1 + $2) * 1000, $3 }')
+		if [ -n "$_mlfig" ]; then
+			_mlcpu=${_mlfig% *} _mlrss=${_mlfig#* }
+			if [ -z "$BENCH_CPU_MS" ] || [ "$_mlcpu" -lt "$BENCH_CPU_MS" ]; then
+				BENCH_CPU_MS=$_mlcpu
+			fi
+			if [ -z "$BENCH_RSS" ] || [ "$_mlrss" -gt "$BENCH_RSS" ]; then
+				BENCH_RSS=$_mlrss
+			fi
+		fi
+		_mli=$((_mli + 1))
+	done
+}
+
+# bench_strace_syncs INPUT OUT ERR CMD [ARG...]: one run of CMD, stdin
+# from INPUT, stdout into OUT and stderr into ERR, under strace -c -f
+# when there is one. Sets BENCH_SYNCS to the fsync(2) and fdatasync(2)
+# calls of CMD and its children, or empty without strace; returns CMD's
+# status (strace's, which is the same).
+# shellcheck disable=SC2034 # BENCH_SYNCS is for the scripts
+bench_strace_syncs() {
+	_bsin=$1 _bsout=$2 _bserr=$3
+	shift 3
+	BENCH_SYNCS=
+	rm -f "$BENCH_TMP/strace.out"
+	if command -v strace >/dev/null; then
+		# LeakSanitizer cannot run under ptrace: a sanitizer build would
+		# fail at exit.
+		set -- env "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
+			strace -c -f -e trace=fsync,fdatasync \
+			-o "$BENCH_TMP/strace.out" "$@"
+	fi
+	"$@" <"$_bsin" >"$_bsout" 2>"$_bserr" || return
+	[ -e "$BENCH_TMP/strace.out" ] || return 0
+	# The summary's fourth column is the number of calls; strace writes
+	# an empty file when there were none.
+	BENCH_SYNCS=$(awk '$NF == "fsync" || $NF == "fdatasync" { n += $4 }
+		END { print n + 0 }' "$BENCH_TMP/strace.out")
+}
+
+# bench_report_syncs LABEL SYNCS COUNT: SYNCS (from bench_strace_syncs)
+# per 1,000 of COUNT messages, with LABEL, as bench_report prints.
+bench_report_syncs() {
+	if [ -z "$2" ]; then
+		echo "  strace not found: fsync calls not counted"
+		return 0
+	fi
+	bench_report "fsync + fdatasync calls per 1,000 messages, $1" \
+		"$(awk -v s="$2" -v n="$3" 'BEGIN { printf "%.2f", s * 1000 / n }')" \
+		" ($2 in all, by strace -c -f)"
+}
+
 # Formatting: shell arithmetic is integer-only, awk does the fractions.
 bench_ms() {
 	awk -v us="$1" 'BEGIN { printf "%.1f", us / 1000 }'
@@ -404,4 +482,10 @@ bench_verdict() {
 		_bv="TARGET MISSED"
 	fi
 	echo "  => $1: $2$5 (target $3 $4$5): $_bv"
+}
+
+# bench_report WHAT VALUE UNIT: a figure asked for without a target, in
+# bench_verdict's layout.
+bench_report() {
+	echo "  => $1: $2$3 (no target: reported)"
 }

@@ -12,8 +12,8 @@ EXTRACT="$BATS_TEST_DIRNAME/man-examples.awk"
 MAN="$MSG_TOP/man"
 
 # The pages with an EXAMPLES section, each with a test below.
-PAGES="msg-aggregate.1 msg-route.1 msg-split.1 msg-tap.1 msg-tools.7
-msg-translate.1 msg-unwrap.1 msg-wrap.1"
+PAGES="msg-aggregate.1 msg-resequence.1 msg-route.1 msg-split.1 msg-tap.1
+msg-tools.7 msg-translate.1 msg-unwrap.1 msg-wrap.1"
 
 # pasted FILE: run the shell code in FILE as a reader pastes it, in the
 # current directory.
@@ -247,7 +247,8 @@ EOF
 
 @test "man: each tool's --help and its page's SYNOPSIS name the same options, each described" {
 	local t help synopsis described
-	for t in msg-wrap msg-unwrap msg-split msg-route msg-tap msg-translate; do
+	for t in msg-wrap msg-unwrap msg-split msg-route msg-tap msg-translate \
+		msg-resequence; do
 		help=$("$t" --help 2>&1 | grep -o -E -e '--[a-z][a-z-]*' |
 			grep -v -x -E -e '--(help|version)' | sort -u)
 		synopsis=$(sed -n '/^\.Sh SYNOPSIS/,/^\.Sh /p' "$MAN/$t.1" |
@@ -641,6 +642,50 @@ EOF
 	# The second run of the batch gave the same bytes: cmp said nothing.
 	[ -s work/day.out ]
 	[ ! -s out4 ]
+}
+
+@test "man: msg-resequence(1) examples run as pasted" {
+	examples msg-resequence.1 4
+	quiet 2 3
+	# The book's example: 5 comes last, after the gap of 4, and the
+	# statistics count the gap.
+	same out1 <<'EOF'
+Sequence-Number: 1
+Sequence-Number: 2
+Sequence-Number: 3
+Sequence-Number: 5
+Resequence-Gap: 4
+EOF
+	same err1 <<'EOF'
+msg-resequence: stats: in 4, out 4, gaps 1, skipped 1, late 0, duplicates 0, invalid 0, expired 0, waiting 0, most 2
+EOF
+	# The shuffled items in the order of the document.
+	same out2 <<'EOF'
+<item sku="a-1"/>
+<item sku="b-7"/>
+<item sku="c-3"/>
+<item sku="d-4"/>
+<item sku="e-5"/>
+EOF
+	# The events back from three parallel translations in file order.
+	same out3 <<'EOF'
+<event customer="alice" n="1"/>
+<event customer="bob" n="1"/>
+<event customer="carol" n="1"/>
+<event customer="alice" n="2"/>
+<event customer="bob" n="2"/>
+<event customer="alice" n="3"/>
+EOF
+	# Two runs from cron: the first writes 1 and keeps 3 and 5, the
+	# second writes the rest; both spools are drained.
+	printf 'line %s\n' 1 2 3 4 5 | same out4
+	same err4 <<'EOF'
+msg-resequence: stats: in 3, out 1, gaps 0, skipped 0, late 0, duplicates 0, invalid 0, expired 0, waiting 2, most 2
+msg-resequence: stats: in 2, out 4, gaps 0, skipped 0, late 0, duplicates 0, invalid 0, expired 0, waiting 0, most 2
+EOF
+	[ -d work/inbox/new ]
+	[ -d work/outbox/new ]
+	[ -z "$(find work/inbox work/outbox -type f \( -path '*/new/*' -o -path '*/cur/*' \))" ]
 }
 
 @test "man: msg-tools(7) examples run as pasted" {
