@@ -41,7 +41,18 @@ struct resequencer {
 	 * records deleted, forgotten groups' too, complete keys kept. */
 	struct store_later after;
 	struct buf rec, key, value, block;
+	int encoded;		/* rec holds the message being added */
 };
+
+/* The message being added as a record (once per resequencer_add). */
+static void encode(struct resequencer *r, const struct rsq_input *in)
+{
+	if (r->encoded)
+		return;
+	msgrec_encode_block(&r->rec, in->now, in->block, in->block_len, in->body,
+			    in->len);
+	r->encoded = 1;
+}
 
 /* Complete keys kept at most, the oldest forgotten first: a bound on
  * their memory whatever --forget says. */
@@ -291,6 +302,7 @@ static int send_next(struct resequencer *r, struct rsq_group *g,
 {
 	r->stats.out++;
 	if (r->store) {
+		encode(r, in);
 		if (put_record(r, g, in->num) < 0)
 			return -1;
 		hold(r, r->rec.ptr, r->rec.len, g, in->num, NULL);
@@ -307,7 +319,10 @@ static int let_wait(struct resequencer *r, struct rsq_group *g,
 		    const struct rsq_input *in, struct buf *why)
 {
 	const char *limit;
-	int w = rsq_wait(r->table, g, in->num, in->now, r->rec.ptr, r->rec.len,
+	int w;
+
+	encode(r, in);
+	w = rsq_wait(r->table, g, in->num, in->now, r->rec.ptr, r->rec.len,
 			 &limit);
 
 	if (w < 0) {
@@ -346,6 +361,7 @@ static int pass_marker(struct resequencer *r, const struct rsq_input *in)
 	if (r->store) {
 		/* No record: it moves no group's number, and until it is
 		 * out its input is not done with. */
+		encode(r, in);
 		hold(r, r->rec.ptr, r->rec.len, NULL, 0, NULL);
 	} else {
 		deliver(r, in->block, in->block_len, in->body, in->len, NULL);
@@ -389,6 +405,7 @@ static int place(struct resequencer *r, const struct rsq_input *in,
 		*res = placed(r, p, g, in->num, why);
 		return 1;
 	}
+	encode(r, in);
 	if (r->opt.lim.max_bytes && r->rec.len > r->opt.lim.max_bytes) {
 		*res = RSQR_INVALID;
 		buf_addstr(why, "the message alone is over --max-bytes");
@@ -406,8 +423,9 @@ int resequencer_add(struct resequencer *r, const struct rsq_input *in,
 	struct rsq_group *victim;
 	int done;
 
-	msgrec_encode_block(&r->rec, in->now, in->block, in->block_len, in->body,
-			    in->len);
+	/* Encoded when it must be kept: a message that goes out at once
+	 * without a store is never copied. */
+	r->encoded = 0;
 	/* Making room may skip the very gap this message was to fill:
 	 * each try places it afresh. */
 	while (buf_reset(why), (done = place(r, in, res, why)) == 0) {
