@@ -309,17 +309,11 @@ static int resequence_frame(struct tool *t, struct frame_reader *fr, struct head
 			  num = BUF_INIT, why = BUF_INIT, reason = BUF_INIT;
 	struct rsq_input in = { .block = NULL };
 	enum rsq_result res;
-	const char *p;
-	size_t n;
 	int r;
 
 	counters[C_IN].n++;
-	/* The block as read, kept before the body is read over it: what
-	 * goes out is the frame byte for byte. */
-	frame_reader_header_block(fr, &p, &n);
-	buf_reset(&block);
-	buf_add(&block, p, n);
-	if (frame_reader_body(fr, &body) < 0)
+	/* The block as read: what goes out is the frame byte for byte. */
+	if (tool_read_block(fr, &block, &body) < 0)
 		return -1;
 	if (tool_clock_message(&state.clock, t, h, &body, &in.now) < 0)
 		return 0;

@@ -11,6 +11,7 @@
 
 #include "clock.h"
 #include "frame.h"
+#include "hash128.h"
 #include "message.h"
 #include "store.h"
 #include "store-later.h"
@@ -85,36 +86,22 @@ void aggregator_free(struct aggregator *a)
 
 /* ---- identities ---- */
 
-/* FNV-1a over 128 bits: the group key and its members' Message-Ids in
- * order name the result, so the same group gives the same id. */
-static void fnv128(unsigned __int128 *h, const void *p, size_t n)
-{
-	const unsigned __int128 prime =
-		((unsigned __int128)0x0000000001000000ull << 64) | 0x000000000000013Bull;
-	const unsigned char *c = p;
-
-	for (size_t i = 0; i < n; i++) {
-		*h ^= c[i];
-		*h *= prime;
-	}
-}
-
 /* A UUID of version 8 (RFC 9562: custom) from the group's identity. */
 static void deterministic_id(const struct agg_group *g, char out[37])
 {
-	unsigned __int128 h = ((unsigned __int128)0x6c62272e07bb0142ull << 64) |
-			      0x62b821756295c58dull;
+	/* The group key and its members' Message-Ids in order name the
+	 * result, so the same group gives the same id. */
+	hash128_t h = hash128_init();
 	unsigned char b[16];
 
-	fnv128(&h, g->key, g->key_len + 1);
+	hash128_add(&h, g->key, g->key_len + 1);
 	for (size_t i = 0; i < g->n; i++) {
 		const char *id = agg_member_id(g, &g->m[i]);
 		if (id)
-			fnv128(&h, id, g->m[i].id_len);
-		fnv128(&h, "", 1);
+			hash128_add(&h, id, g->m[i].id_len);
+		hash128_add(&h, "", 1);
 	}
-	for (int i = 15; i >= 0; i--, h >>= 8)
-		b[i] = (unsigned char)h;
+	hash128_bytes(h, b);
 	b[6] = (unsigned char)((b[6] & 0x0f) | 0x80);
 	b[8] = (unsigned char)((b[8] & 0x3f) | 0x80);
 	snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"

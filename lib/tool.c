@@ -245,6 +245,18 @@ int tool_write(struct frame_writer *fw, const struct headers *h,
 	return -1;
 }
 
+int tool_read_block(struct frame_reader *fr, struct buf *block, struct buf *body)
+{
+	const char *p;
+	size_t n;
+
+	/* Kept before the body is read over it. */
+	frame_reader_header_block(fr, &p, &n);
+	buf_reset(block);
+	buf_add(block, p, n);
+	return frame_reader_body(fr, body);
+}
+
 int tool_write_block(struct frame_writer *fw, const char *block, size_t n,
 		     const void *body, size_t len, struct buf *why)
 {

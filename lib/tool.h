@@ -134,6 +134,10 @@ _Noreturn void tool_writer_failed(struct frame_writer *fw);
 int tool_write(struct frame_writer *fw, const struct headers *h,
 	       const void *body, size_t len, struct buf *why);
 
+/* The frame in hand as bytes: its header block as read into block, its
+ * body into body (frame_reader_body's result), so that it can be written
+ * again byte for byte (tool_write_block). */
+int tool_read_block(struct frame_reader *fr, struct buf *block, struct buf *body);
 /* The same for a frame kept as bytes: its header block as read
  * (frame_reader_header_block), written byte for byte unless
  * $MSG_HISTORY asks for Message-History. */
