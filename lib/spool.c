@@ -19,53 +19,9 @@
 #include "io.h"
 #include "timer.h"
 #include "safefile.h"
-
-#define POLL_MS 200
-/* Messages a writer holds in tmp/ before it publishes them together. */
-#define STAGED_MAX 256
-/* Names of new/ a reader keeps listed at a time. */
-#define LISTING_MAX 4096
-/* Seconds a file may sit unchanged and unlocked in tmp/ before a reader
- * takes it for the leftover of a dead writer. */
-#define TMP_GRACE 3600
-
-/* Names of a directory, oldest first; next is the first not yet tried. */
-struct listing {
-	char **names;
-	size_t n, next, alloc;
-};
+#include "spool-parts.h"
 
 static void listing_release(struct listing *l);
-static void unstage_from(struct spool *s, size_t i);
-
-struct spool {
-	char *dir;
-	int topfd, tmpfd, newfd, curfd;	/* directory descriptors */
-	/* the message being written */
-	int wfd;
-	char wname[UUID_STR_LEN + 32];
-	char next_id[UUID_STR_LEN + 1];	/* spool_name_next's, or "" */
-	/* written and synced in tmp/, waiting for spool_publish */
-	char (*staged)[UUID_STR_LEN + 32];
-	size_t nstaged;
-	/* the message claimed */
-	/* the messages claimed and not yet done with, the last in hand */
-	struct claim {
-		int fd;
-		char name[256];
-	} held[SPOOL_CLAIMS_MAX];
-	size_t nheld;
-	int inotify;			/* on new/, or -1: poll instead */
-	/* --once: the newest name present when reading began; later ones
-	 * (a flow writing back into its own spool) wait for the next run. */
-	char *horizon;
-	int reading;			/* claimed before: set up for reading */
-	struct listing fresh;		/* of new/ */
-	/* "new/NAME" and "cur/NAME" of entries skipped, not to be tried
-	 * again, sorted */
-	struct listing skipped;
-	time_t swept;			/* when tmp/ was last cleared */
-};
 
 /* mkdir -p, each new directory 0700. */
 static int make_path(const char *dir)
@@ -129,7 +85,7 @@ void spool_close(struct spool *s)
 		return;
 	if (s->wfd >= 0)
 		spool_abort(s);
-	unstage_from(s, 0);
+	spool_unstage_from(s, 0);
 	free(s->staged);
 	while (s->nheld)
 		close(s->held[--s->nheld].fd);
@@ -143,116 +99,6 @@ void spool_close(struct spool *s)
 	listing_release(&s->skipped);
 	free(s->dir);
 	free(s);
-}
-
-int spool_begin(struct spool *s)
-{
-	char id[UUID_STR_LEN + 1];
-
-	if (*s->next_id) {
-		memcpy(id, s->next_id, sizeof(id));
-		*s->next_id = '\0';
-	} else {
-		id_new(id);
-	}
-	snprintf(s->wname, sizeof(s->wname), "%s.msg", id);
-	s->wfd = openat(s->tmpfd, s->wname, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	/* Held until the file leaves tmp/: a reader clearing tmp/ of what
-	 * dead writers left behind knows this one is alive. */
-	if (s->wfd >= 0 && flock(s->wfd, LOCK_EX) < 0) {
-		spool_abort(s);
-		return -1;
-	}
-	return s->wfd;
-}
-
-/* Remove staged messages from the i-th on: they never reach new/. */
-static void unstage_from(struct spool *s, size_t i)
-{
-	int saved = errno;
-
-	for (; i < s->nstaged; i++)
-		unlinkat(s->tmpfd, s->staged[i], 0);
-	s->nstaged = 0;
-	errno = saved;
-}
-
-static int stage(struct spool *s, const char *name)
-{
-	if (!s->staged)
-		s->staged = xmalloc(STAGED_MAX * sizeof(*s->staged));
-	snprintf(s->staged[s->nstaged++], sizeof(*s->staged), "%s", name);
-	return s->nstaged == STAGED_MAX ? spool_publish(s) : 0;
-}
-
-int spool_commit(struct spool *s)
-{
-	int r = xfsync(s->wfd);
-
-	if (close(s->wfd) < 0 && r == 0)
-		r = -1;
-	s->wfd = -1;
-	if (r < 0) {
-		/* The writer has failed: what waits with it is not published. */
-		spool_abort(s);
-		unstage_from(s, 0);
-		return -1;
-	}
-	return stage(s, s->wname);
-}
-
-void spool_name_next(struct spool *s, const char *id)
-{
-	snprintf(s->next_id, sizeof(s->next_id), "%s", id);
-}
-
-int spool_adopt(struct spool *s, const char *id)
-{
-	char name[UUID_STR_LEN + 32];
-	int fd, r;
-
-	snprintf(name, sizeof(name), "%s.msg", id);
-	fd = openat(s->tmpfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return errno == ENOENT ? 0 : -1;
-	/* Held: a live writer's, not left by a dead one. */
-	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
-		r = errno == EWOULDBLOCK ? 0 : -1;
-		close(fd);
-		return r;
-	}
-	r = xfsync(fd);
-	close(fd);
-	if (r < 0)
-		return -1;
-	return stage(s, name) < 0 ? -1 : 1;
-}
-
-int spool_publish(struct spool *s)
-{
-	size_t i;
-
-	if (!s->nstaged)
-		return 0;
-	for (i = 0; i < s->nstaged; i++)
-		if (renameat(s->tmpfd, s->staged[i], s->newfd, s->staged[i]) < 0) {
-			unstage_from(s, i);
-			return -1;
-		}
-	s->nstaged = 0;
-	/* The renames are durable once new/ is: one sync for them all. */
-	return xfsync(s->newfd);
-}
-
-void spool_abort(struct spool *s)
-{
-	int saved = errno;
-
-	if (s->wfd >= 0)
-		close(s->wfd);
-	s->wfd = -1;
-	unlinkat(s->tmpfd, s->wname, 0);
-	errno = saved;
 }
 
 static int by_name(const void *a, const void *b)
