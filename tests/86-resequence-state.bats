@@ -408,6 +408,68 @@ damage_values() {
 		'Error: msg-resequence: late: sequence number 2 was skipped as a gap' | same_as late.msg
 }
 
+@test "state: a gap and an idle group keep their wall-clock deadlines across restarts" {
+	local t0 ms
+	{
+		numbered a1 A 1
+		numbered a3 A 3
+		numbered b1 B 1
+	} >run1.msg
+	numbered b1x B 1 >run3.msg
+	t0=${EPOCHREALTIME/./}
+	run -0 rsq --state st -T 3s --forget 3s run1.msg
+	{
+		numbered a1 A 1
+		numbered b1 B 1
+	} | same_as out.msg
+	# Within the deadline (when the machine was quick enough to tell):
+	# still waiting.
+	run -0 rsq --state st -T 3s --forget 3s </dev/null
+	ms=$(((${EPOCHREALTIME/./} - t0) / 1000))
+	if [ "$ms" -lt 2500 ]; then
+		[ ! -s out.msg ]
+	fi
+	if [ "$ms" -lt 4000 ]; then
+		sleep "$(((4000 - ms) / 1000)).$(printf %03d $(((4000 - ms) % 1000)))"
+	fi
+	# Past both: the next run skips A's gap at once, and B, which heard
+	# nothing for longer than --forget, starts anew.
+	run -0 rsq --state st -T 3s --forget 3s --stats run3.msg
+	{
+		numbered a3 A 3 'Resequence-Gap: 2'
+		numbered b1x B 1
+	} | same_as out.msg
+	rsq_stats in=1 out=2 gaps=1 skipped=1 most=1 >expect
+	expect_same expect err.txt
+}
+
+@test "state: --forget by event time across restarts: an idle group starts anew, a complete one is late until then" {
+	numbered a1 A 1 "$(at 0)" >run1.msg
+	numbered c1 C 1 "$(at 0)" 'Sequence-Size: 1' >>run1.msg
+	numbered c1b C 1 "$(at 30)" 'Sequence-Size: 1' >run2.msg
+	numbered b1 B 1 "$(at 120)" >run3.msg
+	numbered a1x A 1 "$(at 130)" >run4.msg
+	numbered c1c C 1 "$(at 131)" 'Sequence-Size: 1' >>run4.msg
+	run -0 rsq --state st --clock event --forget 1m run1.msg
+	[ "$(grep -c '^Message-Id: ' out.msg)" = 2 ]
+	# 30 s: C completed at 0 is remembered for a minute.
+	run -0 rsq --state st --clock event --forget 1m --late late.msg run2.msg
+	[ ! -s out.msg ]
+	numbered c1b C 1 "$(at 30)" 'Sequence-Size: 1' \
+		'Error: msg-resequence: late: its group is complete' | same_as late.msg
+	run -0 rsq --state st --clock event --forget 1m run3.msg
+	numbered b1 B 1 "$(at 120)" | same_as out.msg
+	# Past the minute: A, idle, and C, complete, were forgotten; each
+	# starts again from 1.
+	run -0 rsq --state st --clock event --forget 1m --stats run4.msg
+	{
+		numbered a1x A 1 "$(at 130)"
+		numbered c1c C 1 "$(at 131)" 'Sequence-Size: 1'
+	} | same_as out.msg
+	rsq_stats in=2 out=2 >expect
+	expect_same expect err.txt
+}
+
 @test "state: a second instance on the same state directory exits 75" {
 	shuffled_spool in 2 2 4 1
 	run -0 rsq --state st </dev/null
