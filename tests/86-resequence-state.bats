@@ -173,9 +173,9 @@ spool_then_fault() {
 	echo "status $status: $stderr"
 }
 
-# store_stopped STATUS TEXT: the run of spool_then_fault exited with
-# STATUS and one diagnostic, the store's, ending in TEXT.
-store_stopped() {
+# stopped STATUS TEXT: the run of spool_then_fault exited with STATUS
+# and one diagnostic, ending in TEXT.
+stopped() {
 	[ "$status" = "$1" ]
 	[[ $stderr == "msg-resequence: "*"$2" ]]
 	[ "${#stderr_lines[@]}" = 1 ]
@@ -470,6 +470,32 @@ damage_values() {
 	expect_same expect err.txt
 }
 
+@test "state: --start first keeps an undecided group across runs until its window fills" {
+	{
+		numbered a5 A 5
+		numbered a7 A 7
+	} >run1.msg
+	{
+		numbered a6 A 6
+		numbered a4 A 4
+	} >run2.msg
+	run -0 rsq --state st --start first --window 3 --stats run1.msg
+	[ ! -s out.msg ]
+	rsq_stats in=2 waiting=2 most=2 >expect
+	expect_same expect err.txt
+	# The third message decides the start, 5: 4 then comes too late.
+	run -0 rsq --state st --start first --window 3 --late late.msg --stats run2.msg
+	{
+		numbered a5 A 5
+		numbered a6 A 6
+		numbered a7 A 7
+	} | same_as out.msg
+	numbered a4 A 4 'Error: msg-resequence: late: sequence number 4 was skipped as a gap' |
+		same_as late.msg
+	rsq_stats in=2 out=3 late=1 most=3 >expect
+	expect_same expect err.txt
+}
+
 @test "state: a second instance on the same state directory exits 75" {
 	shuffled_spool in 2 2 4 1
 	run -0 rsq --state st </dev/null
@@ -540,7 +566,7 @@ damage_values() {
 
 @test "faults: EIO writing the store: exit 74, then a rerun completes" {
 	spool_then_fault FAULT_FUNCS=write FAULT_PATH='*/st/log.*' FAULT_AT=3
-	store_stopped 74 "cannot write 'st/log.0000000000000001': Input/output error"
+	stopped 74 "cannot write 'st/log.0000000000000001': Input/output error"
 	[ "$(wc -l <faults.log)" = 1 ]
 	[ "$(find in/new in/cur -type f | wc -l)" -gt 0 ]
 	rerun_completes
@@ -549,7 +575,7 @@ damage_values() {
 @test "faults: a disk that stays full: exit 75, then a rerun completes" {
 	spool_then_fault FAULT_FUNCS=write FAULT_PATH='*/st/log.*' FAULT_AT=3 \
 		FAULT_COUNT=0 FAULT_ERRNO=ENOSPC
-	store_stopped 75 "cannot write 'st/log.0000000000000001': No space left on device"
+	stopped 75 "cannot write 'st/log.0000000000000001': No space left on device"
 	[ "$(find in/new in/cur -type f | wc -l)" -gt 0 ]
 	rerun_completes
 }
@@ -557,19 +583,30 @@ damage_values() {
 @test "faults: a write that fills the disk halfway: exit 75, the torn tail is dropped" {
 	spool_then_fault FAULT_FUNCS=write FAULT_PATH='*/st/log.*' FAULT_AT=3 \
 		FAULT_ERRNO=ENOSPC FAULT_PARTIAL=1
-	store_stopped 75 "cannot write 'st/log.0000000000000001': No space left on device"
+	stopped 75 "cannot write 'st/log.0000000000000001': No space left on device"
 	rerun_completes
 }
 
 @test "faults: fsync EIO on the store: exit 74, then a rerun completes" {
 	spool_then_fault FAULT_FUNCS=fsync FAULT_PATH='*/st/log.*' FAULT_AT=2
-	store_stopped 74 "cannot sync 'st/log.0000000000000001': Input/output error"
+	stopped 74 "cannot sync 'st/log.0000000000000001': Input/output error"
 	rerun_completes
 }
 
 @test "faults: fsync ENOSPC on the store: exit 75, then a rerun completes" {
 	spool_then_fault FAULT_FUNCS=fsync FAULT_PATH='*/st/log.*' FAULT_AT=2 FAULT_ERRNO=ENOSPC
-	store_stopped 75 "cannot sync 'st/log.0000000000000001': No space left on device"
+	stopped 75 "cannot sync 'st/log.0000000000000001': No space left on device"
+	rerun_completes
+}
+
+@test "faults: the output spool's disk fails: exit 74, nothing taken, then a rerun completes" {
+	spool_then_fault FAULT_FUNCS=fsync FAULT_PATH='*/out/tmp/*' FAULT_AT=10
+	stopped 74 "cannot write 'dir:out': Input/output error"
+	[ "$(wc -l <faults.log)" = 1 ]
+	# What the first batch let out was never renamed into out/new; its
+	# messages stay in the spool in, and in the store.
+	[ "$(find in/new in/cur -type f | wc -l)" = 200 ]
+	[ ! -e out/new ] || [ "$(find out/new -type f | wc -l)" = 0 ]
 	rerun_completes
 }
 
