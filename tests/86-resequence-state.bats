@@ -496,6 +496,56 @@ damage_values() {
 	expect_same expect err.txt
 }
 
+@test "state: a restart takes back every waiting message whatever -C; the next that must wait makes room" {
+	{
+		numbered a1 A 1
+		numbered a3 A 3
+		numbered a5 A 5
+		numbered a7 A 7
+		numbered b2 B 2
+	} >run1.msg
+	numbered c2 C 2 >run2.msg
+	{
+		numbered a2 A 2
+		numbered a6 A 6
+		numbered b1 B 1
+	} >run3.msg
+	run -0 rsq --state st --stats run1.msg
+	numbered a1 A 1 | same_as out.msg
+	# One message allowed now: the four stored come back, and c2, which
+	# must wait, skips gaps to fit, the oldest first: A's three, then B's.
+	run -0 rsq --state st -C 1 --stats run2.msg
+	{
+		numbered a3 A 3 'Resequence-Gap: 2'
+		numbered a5 A 5 'Resequence-Gap: 4'
+		numbered a7 A 7 'Resequence-Gap: 6'
+		numbered b2 B 2 'Resequence-Gap: 1'
+	} | same_as out.msg
+	rsq_stats in=1 out=4 gaps=4 skipped=4 waiting=1 most=4 >expect
+	expect_same expect err.txt
+	# The numbers skipped were kept: those that come now are late.
+	run -0 rsq --state st --late late.msg --stats run3.msg
+	[ ! -s out.msg ]
+	[ "$(grep -c '^Error: msg-resequence: late: sequence number [216] was skipped as a gap$' late.msg)" = 3 ]
+	rsq_stats in=3 late=3 waiting=1 most=1 >expect
+	expect_same expect err.txt
+}
+
+@test "state: --on-full fail leaves the spool for a later run with more room" {
+	shuffled_spool in 10 20 40 5
+	run -75 rsq --state st -C 5 --on-full fail --once --output dir:out dir:in
+	[ "$(grep -c . err.txt)" = 1 ]
+	grep -qx 'msg-resequence: capacity of 5 messages (-C) reached at message g[0-9][0-9]-[0-9]\{4\}' err.txt
+	[ "$(find in/new in/cur -type f | wc -l)" = 200 ]
+	[ "$(find in/bad -type f 2>/dev/null | wc -l)" = 0 ]
+	run -0 rsq --state st -C 100 --on-full fail --once --output dir:out dir:in
+	[ ! -s err.txt ]
+	[ "$(find in/new in/cur -type f | wc -l)" = 0 ]
+	run -0 check_sequences out 10 20
+	echo "$output"
+	[ "${lines[-1]}" = 'extra copies: 0' ]
+}
+
 @test "state: a second instance on the same state directory exits 75" {
 	shuffled_spool in 2 2 4 1
 	run -0 rsq --state st </dev/null
