@@ -62,18 +62,19 @@ rsq_stats() {
 	printf '%s\n' "$line"
 }
 
-# shuffled_spool DIR GROUPS COUNT WINDOW SEED: a dir: spool DIR holding
-# GROUPS sequences g01.. of COUNT messages each, message n of group g
-# with body and Message-Id "gGG-NNNN". They are sent round the groups,
-# number after number, and then shuffled within each run of WINDOW
-# messages (repeatably, by SEED), so that about WINDOW messages wait at
-# once. The even groups carry Sequence-Size on every message, so they
-# end complete; the odd ones never say how long they are. Written as a
-# writer of the format does: to tmp/, renamed into new/ under names
-# that sort in arrival order.
+# shuffled_spool DIR GROUPS COUNT WINDOW SEED [HOLE]: a dir: spool DIR
+# holding GROUPS sequences g01.. of COUNT messages each, message n of
+# group g with body and Message-Id "gGG-NNNN". They are sent round the
+# groups, number after number, and then shuffled within each run of
+# WINDOW messages (repeatably, by SEED), so that about WINDOW messages
+# wait at once. The even groups carry Sequence-Size on every message,
+# so they end complete; the odd ones never say how long they are, and
+# lack number HOLE when it is given, so that all after it wait for the
+# end of input. Written as a writer of the format does: to tmp/,
+# renamed into new/ under names that sort in arrival order.
 shuffled_spool() {
 	perl -e '
-		my ($dir, $groups, $count, $window, $seed) = @ARGV;
+		my ($dir, $groups, $count, $window, $seed, $hole) = @ARGV;
 		srand($seed);
 		for my $sub ("", "/tmp", "/new", "/cur") {
 			mkdir "$dir$sub", 0700 or $!{EEXIST} or die "$dir$sub: $!";
@@ -93,6 +94,7 @@ shuffled_spool() {
 		my $k = 0;
 		for my $m (@order) {
 			my ($g, $n) = @$m;
+			next if $hole && $g % 2 && $n == $hole;
 			my $id = sprintf "g%02d-%04d", $g, $n;
 			my $h = sprintf "Message-Id: %s\nCorrelation-Id: g%02d\n"
 				. "Sequence-Number: %d\n", $id, $g, $n;
@@ -105,18 +107,22 @@ shuffled_spool() {
 		}' "$@"
 }
 
-# check_sequences OUT GROUPS COUNT: the messages in the spool OUT, of a
-# shuffled_spool of GROUPS groups of COUNT, in the order they were
-# written: each whole and unchanged, no gap marked, and, once the
-# second and later copies of a number are left out, every group's
-# numbers 1 to COUNT in order, none missing. Prints how many copies
-# there were beyond one; fails, saying why, if anything is wrong.
+# check_sequences OUT GROUPS COUNT [HOLE]: the messages in the spool OUT,
+# of a shuffled_spool of GROUPS groups of COUNT (and HOLE), in the order
+# they were written: each whole and unchanged, and, once the second and
+# later copies of a number are left out, every group's numbers 1 to
+# COUNT in order, none missing but the hole of the odd groups, the
+# number after it marked as a gap, and no other gap marked. Prints how
+# many copies there were beyond one; fails, saying why, if anything is
+# wrong.
 check_sequences() {
 	spooled_frames "$1" >results.msg
 	fields results.msg Correlation-Id Sequence-Number Resequence-Gap >results.tsv
-	awk -F '\t' -v groups="$2" -v count="$3" '
+	awk -F '\t' -v groups="$2" -v count="$3" -v hole="${4:-0}" '
 		{
-			if ($4 != sprintf("%s-%04d", $1, $2) || $3 != "-") {
+			holed = hole && substr($1, 2) % 2
+			gap = holed && $2 == hole + 1 ? hole : "-"
+			if ($4 != sprintf("%s-%04d", $1, $2) || $3 != gap) {
 				print "bad message: " $0
 				bad = 1
 			}
@@ -125,7 +131,10 @@ check_sequences() {
 				next
 			}
 			seen[$1, $2] = 1
-			if ($2 != last[$1] + 1) {
+			want = last[$1] + 1
+			if (holed && want == hole)
+				want++
+			if ($2 != want) {
 				print "group " $1 ": " $2 " after " last[$1] + 0
 				bad = 1
 			}
@@ -149,18 +158,19 @@ check_sequences() {
 		}' results.tsv
 }
 
-# only_rereads: each line of $stderr_lines but the last is the warning
-# for a message read again after a stop, whose number was already
-# emitted or stored, or whose group was complete; the last is the stats
-# line of a run that ended with nothing waiting, no gap skipped.
+# only_rereads [GAPS]: each line of $stderr_lines but the last is the
+# warning for a message read again after a stop, whose number was
+# already emitted or stored, or whose group was complete; the last is
+# the stats line of a run that ended with nothing waiting, having
+# skipped GAPS gaps of one number each (default none).
 only_rereads() {
-	local line n=${#stderr_lines[@]} i
+	local line n=${#stderr_lines[@]} i gaps=${1:-0}
 	for ((i = 0; i < n - 1; i++)); do
 		line=${stderr_lines[i]}
 		[[ $line =~ ^msg-resequence:\ warning:\ message\ g[0-9]{2}-[0-9]{4}:\ (duplicate:\ sequence\ number\ [0-9]+\ (was\ already\ emitted|is\ already\ waiting)|late:\ its\ group\ is\ complete)\;\ dropped$ ]] ||
 			{ echo "unexpected: $line"; return 1; }
 	done
-	[[ ${stderr_lines[n - 1]} =~ ^msg-resequence:\ stats:\ in\ [0-9]+,\ out\ [0-9]+,\ gaps\ 0,\ skipped\ 0,\ late\ [0-9]+,\ duplicates\ [0-9]+,\ invalid\ 0,\ expired\ 0,\ waiting\ 0,\ most\ [0-9]+$ ]]
+	[[ ${stderr_lines[n - 1]} =~ ^msg-resequence:\ stats:\ in\ [0-9]+,\ out\ [0-9]+,\ gaps\ $gaps,\ skipped\ $gaps,\ late\ [0-9]+,\ duplicates\ [0-9]+,\ invalid\ 0,\ expired\ 0,\ waiting\ 0,\ most\ [0-9]+$ ]]
 }
 
 # spool_then_fault SETTING...: 200 messages in 10 groups, shuffled, in
@@ -558,6 +568,18 @@ damage_values() {
 	[ ! -e out ] || [ "$(find out -type f | wc -l)" = 0 ]
 }
 
+@test "state: --batch with --state, or --at-end keep without it, is a usage error that makes no store" {
+	run -64 --separate-stderr msg-resequence --batch --state st </dev/null
+	[ "${stderr_lines[0]}" = 'msg-resequence: --batch cannot be used with --state' ]
+	[[ ${stderr_lines[1]} == 'usage: msg-resequence '* ]]
+	[ -z "$output" ]
+	[ ! -e st ]
+	run -64 --separate-stderr msg-resequence --at-end keep </dev/null
+	[ "${stderr_lines[0]}" = 'msg-resequence: --at-end keep needs --state' ]
+	[[ ${stderr_lines[1]} == 'usage: msg-resequence '* ]]
+	[ -z "$output" ]
+}
+
 # ---- a damaged store ----
 
 @test "damaged: a log whose header is not a store's: exit 65, the spool untouched" {
@@ -674,29 +696,31 @@ damage_values() {
 
 @test "crash: SIGKILL at random points, restarted until done: every number out, in order" {
 	local kills
-	# 2,000 messages in 20 groups, shuffled within windows of 50.
-	shuffled_spool in 20 100 50 11
+	# 1,990 messages in 20 groups, shuffled within windows of 50; the odd
+	# groups lack their 50th, so their second halves wait in the store
+	# through all the kills, for the end of input.
+	shuffled_spool in 20 100 50 11 50
 	kill_until_drained in 17 msg-resequence --state st --output dir:out dir:in
-	# The last run drains the spool, flushes what waits, and stops; but
-	# nothing waits: every number came, and none was lost.
+	# The last run drains the spool, flushes what waits, and stops: the
+	# second halves, each after a gap of one.
 	run -0 --separate-stderr timeout -k 5 120 msg-resequence --state st \
 		--at-end flush --once --stats --output dir:out dir:in
 	# Messages read again after a kill, whose numbers were out or
 	# stored, are duplicates (or late, their group complete): a warning
 	# each.
 	echo "$stderr"
-	only_rereads
+	only_rereads 10
 	[ "$(find in/new in/cur -type f | wc -l)" = 0 ]
 	[ "$(find in/bad -type f 2>/dev/null | wc -l)" = 0 ]
 	# A killed writer may leave files in out/tmp, a batch's at most,
 	# never a partial one in new/ (check_sequences reads them all).
 	echo "left in out/tmp: $(find out/tmp -type f | wc -l)"
-	run check_sequences out 20 100
+	run check_sequences out 20 100 50
 	echo "$output"
 	[ "$status" -eq 0 ]
 	# A copy only of what was in flight: a batch is at most 64 messages,
-	# and what they release at most the 50 or so that wait, so at most
-	# 114 messages a kill.
+	# and what they release at most the 50 or so that wait for them, so
+	# at most 114 messages a kill.
 	[[ ${lines[-1]} =~ ^extra\ copies:\ ([0-9]+)$ ]]
 	echo "copies of in-flight messages: ${BASH_REMATCH[1]} after $kills kills"
 	[ "${BASH_REMATCH[1]}" -le $((kills * 114)) ]
