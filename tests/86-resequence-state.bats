@@ -720,6 +720,46 @@ damage_values() {
 	[ "${lines[-1]}" = 'extra copies: 0' ]
 }
 
+@test "crash: SIGKILL during the flush at the end of input: restarted, every waiting message out once at least" {
+	local t0 flush_ms pct ms killed=0
+	shuffled_spool in 20 100 50 11 50
+	run -0 rsq --state st --once --output dir:out dir:in
+	[ ! -s err.txt ]
+	# How long the flush of the 500 that wait takes here, on a copy.
+	cp -a st st.copy
+	t0=${EPOCHREALTIME/./}
+	msg-resequence --state st.copy --at-end flush --once --output dir:out.copy </dev/null
+	flush_ms=$(((${EPOCHREALTIME/./} - t0) / 1000))
+	echo "flush: $flush_ms ms"
+	# Killed further into it each time.
+	for pct in 10 25 40 55 70 85; do
+		spawn msg-resequence --state st --at-end flush --once --output dir:out </dev/null
+		ms=$((STARTUP_MS + flush_ms * pct / 100))
+		sleep "$((ms / 1000)).$(printf %03d $((ms % 1000)))"
+		kill -KILL "$spawned" 2>/dev/null || true
+		exit_status "$spawned" 30
+		echo "at $pct%: status $status, $(find out/new -type f | wc -l) out"
+		[ "$status" = 137 ] || [ "$status" = 0 ]
+		[ "$status" = 0 ] || killed=$((killed + 1))
+	done
+	run -0 --separate-stderr timeout -k 5 120 msg-resequence --state st \
+		--at-end flush --once --stats --output dir:out </dev/null
+	echo "$stderr"
+	[[ $stderr =~ ^msg-resequence:\ stats:\ in\ 0,\ out\ [0-9]+,\ gaps\ (0|10),\ skipped\ (0|10),\ late\ 0,\ duplicates\ 0,\ invalid\ 0,\ expired\ 0,\ waiting\ 0,\ most\ [0-9]+$ ]]
+	run -0 check_sequences out 20 100 50
+	echo "$output"
+	# A flush is one batch: until it is done, all it let out is in
+	# flight, and may come again.
+	[[ ${lines[-1]} =~ ^extra\ copies:\ ([0-9]+)$ ]]
+	echo "copies: ${BASH_REMATCH[1]} after $killed kills"
+	[ "${BASH_REMATCH[1]}" -le $((killed * 500)) ]
+	# Nothing is left for the next run.
+	run -0 rsq --state st --at-end flush --stats </dev/null
+	[ ! -s out.msg ]
+	rsq_stats >expect
+	expect_same expect err.txt
+}
+
 @test "crash: SIGKILL at random points, restarted until done: every number out, in order" {
 	local kills
 	# 1,990 messages in 20 groups, shuffled within windows of 50; the odd
