@@ -1,11 +1,13 @@
 #!/usr/bin/env bats
 # msg-resequence with --state: waiting messages kept across runs (one
-# file a run, as from cron), gaps whose deadlines, skipped numbers and
-# Sequence-Size survive a restart, complete groups remembered; SIGKILL
-# at random points while it reorders a spool (tests/crash/run.sh):
-# restarted until done, every number of every group comes out, in
-# order, nothing lost; a store whose disk fails (tests/faults) stops it
-# cleanly for a rerun to finish; a damaged store is refused, by name.
+# file a run, as from cron), gaps whose deadlines, skipped numbers,
+# Sequence-Size, --forget and complete groups survive a restart; SIGKILL
+# at random points while it reorders a spool (tests/crash/run.sh) and
+# while it flushes at the end: restarted until done, every number of
+# every group comes out, in order, nothing waiting lost, copies only of
+# what was in flight; SIGTERM stops it with nothing twice; a disk that
+# fails under the store or the output (tests/faults) stops it cleanly
+# for a rerun to finish; a damaged store is refused, by name.
 
 load test_helper
 bats_require_minimum_version 1.5.0
