@@ -19,27 +19,13 @@ setup_file() {
 	# under AddressSanitizer.
 	STARTUP_MS=$(fastest_ms msg-aggregate --state "$BATS_FILE_TMPDIR/probe" --once </dev/null)
 	export STARTUP_MS
-	# The kill windows are scaled to the time the whole crash test's
-	# work takes here uninterrupted, twenty times that of 500 members,
-	# so that its kills fall all along it: about forty rounds of work,
-	# whatever the machine's speed, its load or a sanitizer's cost.
-	local cal=$BATS_FILE_TMPDIR/calibrate t0 t1 run_ms
+	# The crash test's work is twenty times that of 500 members.
+	local cal=$BATS_FILE_TMPDIR/calibrate t0 t1
 	member_spool "$cal" 50 10 50
 	t0=${EPOCHREALTIME/./}
 	msg-aggregate --state "$cal.st" --separator , --once --output "dir:$cal.out" "dir:$cal"
 	t1=${EPOCHREALTIME/./}
-	run_ms=$(((t1 - t0) * 20 / 1000))
-	WINDOW_MS=$((run_ms / 20))
-	[ "$WINDOW_MS" -ge 100 ] || WINDOW_MS=100
-	[ "$WINDOW_MS" -le 3000 ] || WINDOW_MS=3000
-	export WINDOW_MS
-	# Up to 60 kills as built, at least 20; under the sanitizers a third
-	# of them run the same paths for memory errors, and the last run
-	# does what is left.
-	case $MSG_BIN in
-	*san*) export ROUNDS=20 MIN_KILLS=10 ;;
-	*) export ROUNDS=60 MIN_KILLS=20 ;;
-	esac
+	kill_plan $(((t1 - t0) * 20 / 1000))
 }
 
 agg() {
@@ -257,26 +243,11 @@ rerun_completes() {
 # ---- SIGKILL at random points ----
 
 @test "crash: SIGKILL at random points, restarted until done: every group out, whole" {
-	local kills=0 seed=13
-	echo "kill windows: $((STARTUP_MS + 10)) to $((STARTUP_MS + WINDOW_MS)) ms"
+	local kills
 	# 10,000 members in 1,000 groups of 10, 50 groups open at a time.
 	member_spool in 1000 10 50
-	# Killed and started again, ten times a round, until the spool is
-	# empty or the rounds are up; at least MIN_KILLS times, should the
-	# machine have got quicker since the windows were set (a restart
-	# after the work is done still recovers the store).
-	while [ "$kills" -lt "$MIN_KILLS" ] || { [ "$kills" -lt "$ROUNDS" ] &&
-		[ "$(find in/new in/cur -type f | wc -l)" -gt 0 ]; }; do
-		CRASH_SEED=$seed CRASH_MIN_MS=$((STARTUP_MS + 10)) \
-			CRASH_MAX_MS=$((STARTUP_MS + WINDOW_MS)) \
-			run bash "$MSG_TOP/tests/crash/run.sh" 10 acks \
-			msg-aggregate --state st --separator , --output dir:out dir:in
-		echo "$output"
-		[ "$status" -eq 0 ]
-		[[ $output == "10 rounds, 10 killed, "* ]]
-		kills=$((kills + 10)) seed=$((seed + 1))
-		echo "left after $kills kills: $(find in/new in/cur -type f | wc -l) members"
-	done
+	kill_until_drained in 13 msg-aggregate --state st --separator , \
+		--output dir:out dir:in
 	# The last run drains the spool and stops.
 	run -0 --separate-stderr timeout -k 5 120 msg-aggregate --state st --separator , \
 		--once --stats --output dir:out dir:in
