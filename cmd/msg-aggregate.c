@@ -481,7 +481,7 @@ int main(int argc, char **argv)
 		partial_out = tool_add_output(&t, opt.partial);
 	if (opt.late)
 		late_out = tool_add_output(&t, opt.late);
-	if (aggregator_restore(agg, clock_now_ms()) < 0)
+	if (aggregator_restore(agg, now_ms()) < 0)
 		state_failed("cannot read the state");
 	batch_end(&t);
 	tool_state_timers(&state);

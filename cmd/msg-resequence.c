@@ -470,7 +470,7 @@ int main(int argc, char **argv)
 	tool_open_outputs(&t);
 	if (opt.late)
 		late_out = tool_add_output(&t, opt.late);
-	if (rsq && resequencer_restore(rsq, clock_now_ms()) < 0)
+	if (rsq && resequencer_restore(rsq, now_ms()) < 0)
 		state_failed("cannot read the state");
 	batch_end(&t);
 	if (rsq)

@@ -14,8 +14,9 @@
 void rsq_group_value(struct buf *out, const struct rsq_group *g)
 {
 	buf_reset(out);
-	buf_addf(out, "%" PRIu64 " %" PRIu64 " %d %d %" PRIu64 "\n", g->first,
-		 g->next, g->started, g->size_known, g->size);
+	buf_addf(out, "%" PRIu64 " %" PRIu64 " %d %d %" PRIu64 " %" PRId64 " %" PRIu64 "\n",
+		 g->first, g->next, g->started, g->size_known, g->size, g->latest,
+		 g->created);
 	for (size_t i = 0; i < g->skipped.n; i++)
 		buf_addf(out, "%s%" PRIu64 "-%" PRIu64, i ? "," : "",
 			 g->skipped.v[i].lo, g->skipped.v[i].hi);
@@ -49,8 +50,9 @@ int rsq_group_decode(struct rsq_group *g, const char *value, size_t len)
 
 	buf_add(&v, value, len);
 	if (!memchr(v.ptr, '\0', v.len) && (nl = strchr(v.ptr, '\n')) &&
-	    sscanf(v.ptr, "%" SCNu64 " %" SCNu64 " %d %d %" SCNu64 "%n", &g->first,
-		   &g->next, &g->started, &g->size_known, &g->size, &used) == 5 &&
+	    sscanf(v.ptr, "%" SCNu64 " %" SCNu64 " %d %d %" SCNu64 " %" SCNd64 " %" SCNu64 "%n",
+		   &g->first, &g->next, &g->started, &g->size_known, &g->size,
+		   &g->latest, &g->created, &used) == 7 &&
 	    v.ptr + used == nl && g->next >= g->first)
 		r = decode_skipped(g, nl + 1);
 	buf_release(&v);

@@ -238,6 +238,41 @@ void rsq_forget(struct rsq_table *t, struct rsq_group *g)
 	free(g);
 }
 
+static int by_created(const void *a, const void *b)
+{
+	const struct rsq_group *x = *(struct rsq_group *const *)a;
+	const struct rsq_group *y = *(struct rsq_group *const *)b;
+
+	return x->created < y->created ? -1 : x->created > y->created;
+}
+
+void rsq_restored(struct rsq_table *t)
+{
+	struct rsq_group **v = xmalloc((t->ngroups + 1) * sizeof(*v));
+	size_t n = 0;
+
+	for (struct rsq_group *g = t->first_made; g; g = g->next_made)
+		v[n++] = g;
+	qsort(v, n, sizeof(*v), by_created);
+	t->first_made = t->last_made = NULL;
+	for (size_t i = 0; i < n; i++) {
+		struct rsq_group *g = v[i];
+
+		g->prev = t->last_made;
+		g->next_made = NULL;
+		*(t->last_made ? &t->last_made->next_made : &t->first_made) = g;
+		t->last_made = g;
+		if (g->created > t->created)
+			t->created = g->created;
+		if (!g->nwait) {
+			t->idle.v[g->idle_pos].time = g->latest;
+			t->idle.v[g->idle_pos].order = g->created;
+			timeheap_fix(&t->idle, g->idle_pos);
+		}
+	}
+	free(v);
+}
+
 struct rsq_group *rsq_next_group(const struct rsq_table *t,
 				 const struct rsq_group *after)
 {

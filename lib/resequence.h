@@ -87,6 +87,10 @@ struct rsq_group *rsq_group(struct rsq_table *t, const char *key, size_t len,
 			    int create, int64_t now);
 /* Forget g and free it with what waits in it. */
 void rsq_forget(struct rsq_table *t, struct rsq_group *g);
+/* After restoring groups and setting their latest and created from
+ * records: creation order and idle times as the records say, and new
+ * groups made after them. */
+void rsq_restored(struct rsq_table *t);
 /* Groups in order of creation: first with NULL. */
 struct rsq_group *rsq_next_group(const struct rsq_table *t,
 				 const struct rsq_group *after);

@@ -624,8 +624,10 @@ int resequencer_restore(struct resequencer *r, int64_t now)
 	none.capacity = none.max_bytes = 0;
 	rsq_table_set_limits(r->table, &none);
 	rc = restore_groups(r, now);
-	if (rc == 0)
+	if (rc == 0) {
+		rsq_restored(r->table);
 		rc = restore_waiting(r);
+	}
 	rsq_table_set_limits(r->table, &r->opt.lim);
 	if (rc < 0 || keyset_restore(r->done, r->store, RSQ_KIND_DONE, now) < 0)
 		return -1;

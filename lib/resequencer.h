@@ -128,7 +128,9 @@ void rsq_place_why(struct buf *why, enum rsq_place p, const struct rsq_group *g,
  * and its number (a walk meets a group's messages in order); value its
  * msgrec bytes. Put when it comes, deleted once it is
  * out. RSQ_KIND_GROUP: a group's numbers: key the group key; value
- * "FIRST NEXT STARTED SIZE-KNOWN SIZE\n" and its skipped ranges as
+ * "FIRST NEXT STARTED SIZE-KNOWN SIZE LATEST CREATED\n" (LATEST: when
+ * it last took a message; CREATED: its order among groups) and its
+ * skipped ranges as
  * "LO-HI,..." . RSQ_KIND_DONE: a complete group's key, value when it
  * completed, deadline when it is forgotten. */
 #define RSQ_KIND_WAIT "rsq-wait"

@@ -374,6 +374,16 @@ const char *store_last_error(const struct store *s)
 	return s->log.err.len ? s->log.err.ptr : "no error";
 }
 
+int store_failed(const struct store *s)
+{
+	return s->log.err.len != 0;
+}
+
+const char *store_dir(const struct store *s)
+{
+	return s->log.dir;
+}
+
 void store_get_stats(const struct store *s, struct store_stats *st)
 {
 	*st = s->log.st;

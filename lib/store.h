@@ -140,6 +140,10 @@ int64_t store_next_deadline(const struct store *s);
 
 /* What the last failure was, as a diagnostic without the program name. */
 const char *store_last_error(const struct store *s);
+/* Has an operation failed (so store_last_error says why)? */
+int store_failed(const struct store *s);
+/* The directory it was opened on. */
+const char *store_dir(const struct store *s);
 void store_get_stats(const struct store *s, struct store_stats *st);
 /* The exit status for a failed operation's errno: 75 for a full file
  * system (ENOSPC, EDQUOT), 74 for anything else. */

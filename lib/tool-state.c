@@ -14,8 +14,12 @@ void tool_state_failed(struct store *s, const char *doing)
 {
 	int err = errno;
 
-	if (s && store_last_error(s))
+	if (s && store_failed(s))
 		die(store_exit_code(err), "%s: %s", doing, store_last_error(s));
+	/* Read whole and checked, yet not what the tool wrote: a store of
+	 * another tool or version, or one edited by hand. */
+	if (s && err == EINVAL)
+		die(EX_DATAERR, "%s: a record in '%s' is damaged", doing, store_dir(s));
 	die(err == ENOMEM ? EX_SOFTWARE : EX_IOERR, "%s: %s", doing, strerror(err));
 }
 
