@@ -2,7 +2,6 @@
  * (store-later.h): applied in order, and only when asked; and the
  * deletion of records whose deadline has come. */
 #include <errno.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -161,28 +160,15 @@ static void test_expired(void)
 	store_close(s);
 }
 
-static int rm_one(const char *path, const struct stat *st, int flag,
-		  struct FTW *ftw)
-{
-	(void)st, (void)flag, (void)ftw;
-	return remove(path);
-}
-
 int main(void)
 {
-	const char *tmp = getenv("TMPDIR");
-
-	snprintf(top, sizeof(top), "%s/test-store-later.XXXXXX",
-		 tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(top)) {
-		perror("mkdtemp");
+	if (unit_scratch_dir(top, sizeof(top), "test-store-later") < 0)
 		return 1;
-	}
 	unsetenv("MSG_STORE_MIN_FREE");
 	setenv("MSG_STORE_NOSYNC", "1", 1);
 	test_order();
 	test_refused();
 	test_expired();
-	nftw(top, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	unit_remove_tree(top);
 	return unit_done();
 }

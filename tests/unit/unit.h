@@ -3,7 +3,9 @@
 #define MSG_UNIT_H
 
 #include <dirent.h>
+#include <ftw.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int unit_count, unit_failed;
@@ -40,6 +42,32 @@ static inline int unit_count_entries(const char *path)
 		n += e->d_name[0] != '.';
 	closedir(d);
 	return n;
+}
+
+/* A new directory $TMPDIR/NAME.XXXXXX (/tmp without TMPDIR), its path
+ * in top: 0, or -1 with a diagnostic printed. */
+static inline int unit_scratch_dir(char *top, size_t size, const char *name)
+{
+	const char *tmp = getenv("TMPDIR");
+
+	snprintf(top, size, "%s/%s.XXXXXX", tmp && *tmp ? tmp : "/tmp", name);
+	if (mkdtemp(top))
+		return 0;
+	perror("mkdtemp");
+	return -1;
+}
+
+static inline int unit_remove_one(const char *path, const struct stat *st,
+				  int flag, struct FTW *ftw)
+{
+	(void)st, (void)flag, (void)ftw;
+	return remove(path);
+}
+
+/* Remove path and all that is under it. */
+static inline void unit_remove_tree(const char *path)
+{
+	nftw(path, unit_remove_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 static inline int unit_done(void)
