@@ -444,16 +444,7 @@ struct model_group {
 	char state[MODEL_MAX + MODEL_AHEAD + 2];	/* 0, 'W', 'E', 'S' */
 };
 
-static uint64_t rng_state = 0x2545f4914f6cdd1dull;
-
-/* xorshift64*: the same sequence on every machine. */
-static uint64_t rng(void)
-{
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return rng_state * 0x2545f4914f6cdd1dull;
-}
+static uint64_t seed = 0x2545f4914f6cdd1dull;
 
 static enum rsq_place model_place(const struct model_group *m, uint64_t num)
 {
@@ -609,7 +600,7 @@ static void test_hash_model(void)
 	buf_init(&s.got, 0);
 	buf_init(&s.want, 0);
 	for (s.ops = 0; s.ops < 200000; s.ops++) {
-		uint64_t r = rng(), op = r % 100;
+		uint64_t r = unit_random(&seed), op = r % 100;
 		int gi = (int)((r >> 8) % MODEL_GROUPS);
 		struct model_group *m = &s.m[gi];
 		uint64_t next = m->live ? m->next : 1;

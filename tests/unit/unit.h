@@ -4,6 +4,7 @@
 
 #include <dirent.h>
 #include <ftw.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,6 +69,17 @@ static inline int unit_remove_one(const char *path, const struct stat *st,
 static inline void unit_remove_tree(const char *path)
 {
 	nftw(path, unit_remove_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* The next of a sequence of pseudo-random numbers from *state (not 0):
+ * xorshift64*, the same sequence on every machine, so that a failing
+ * run can be run again. */
+static inline uint64_t unit_random(uint64_t *state)
+{
+	*state ^= *state >> 12;
+	*state ^= *state << 25;
+	*state ^= *state >> 27;
+	return *state * 0x2545f4914f6cdd1dull;
 }
 
 static inline int unit_done(void)
