@@ -249,14 +249,47 @@ static int send_waited(struct resequencer *r, struct rsq_msg *m,
 	return rc;
 }
 
+/* A message that waited cannot go out: the tool diverts it, and with a
+ * store its record goes once that is out. */
+static void refuse(struct resequencer *r, struct rsq_msg *m, const char *why)
+{
+	const char *block, *body;
+	size_t block_len, len;
+	int64_t at;
+
+	if (msgrec_split(m->rec, m->len, &at, &block, &block_len, &body, &len) == 0)
+		r->out.invalid(r->out.ctx, block, block_len, body, len, why);
+	if (r->store) {
+		msgrec_key(&r->key, m->g->key, m->g->key_len, m->num);
+		store_later_delete(&r->after, RSQ_KIND_WAIT, r->key.ptr, r->key.len);
+	}
+	free(m);
+}
+
+/* A number that waited before g's Sequence-Size came, and is past it. */
+static void refuse_past_end(struct resequencer *r, struct rsq_msg *m)
+{
+	struct buf why = BUF_INIT;
+
+	rsq_place_why(&why, RSQ_PAST_END, m->g, m->num, 0);
+	refuse(r, m, why.ptr);
+	buf_release(&why);
+}
+
 /* Send on what g has ready, the first after a gap marked; a complete
- * group is forgotten: 1 then, else 0. */
+ * group is forgotten: 1 then, else 0. Numbers past its end waited
+ * before its size was known: they are refused, not lost with it. */
 static int drain(struct resequencer *r, struct rsq_group *g,
 		 const uint64_t *gap, int64_t now)
 {
 	struct rsq_msg *m;
+	uint64_t lo, hi;
 
 	while ((m = rsq_take_next(r->table, g))) {
+		if (rsq_place(r->table, g, m->num) == RSQ_PAST_END) {
+			refuse_past_end(r, m);
+			continue;
+		}
 		/* The bytes were made here from a valid message. */
 		(void)send_waited(r, m, gap);
 		gap = NULL;
@@ -264,6 +297,9 @@ static int drain(struct resequencer *r, struct rsq_group *g,
 	touched(r, g);
 	if (!rsq_complete(g))
 		return 0;
+	while (rsq_skip(r->table, g, &lo, &hi) >= 0)
+		while ((m = rsq_take_next(r->table, g)))
+			refuse_past_end(r, m);
 	forget(r, g, 1, now);
 	return 1;
 }
@@ -478,17 +514,8 @@ static void refuse_waiting(struct resequencer *r, struct rsq_group *g)
 	uint64_t lo, hi;
 
 	while (rsq_skip(r->table, g, &lo, &hi) >= 0)
-		while ((m = rsq_take_next(r->table, g))) {
-			const char *block, *body;
-			size_t block_len, len;
-			int64_t at;
-
-			if (msgrec_split(m->rec, m->len, &at, &block, &block_len,
-					 &body, &len) == 0)
-				r->out.invalid(r->out.ctx, block, block_len, body, len,
-					       "still waiting at the end of input");
-			free(m);
-		}
+		while ((m = rsq_take_next(r->table, g)))
+			refuse(r, m, "still waiting at the end of input");
 }
 
 int64_t resequencer_end(struct resequencer *r, enum resequencer_at_end how,

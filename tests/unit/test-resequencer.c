@@ -197,6 +197,39 @@ static void test_complete(void)
 	resequencer_free(r);
 }
 
+/* A number that waited before its group's Sequence-Size was known, and
+ * is past it, is refused when the group completes, not lost with it. */
+static void test_past_end_waiting(void)
+{
+	struct resequencer_opt opt = options(0);
+	struct resequencer *r = resequencer_new(&opt, &to_sink, NULL);
+
+	CHECK(add(r, "c", 5, 0) == RSQR_WAITS);
+	CHECK(add_sized(r, "c", 1, 3, 0) == RSQR_OUT);
+	CHECK(add(r, "c", 3, 0) == RSQR_WAITS);
+	CHECK_STR(refused(), "");
+	CHECK(add(r, "c", 2, 0) == RSQR_OUT);
+	CHECK_STR(out(), " c1 c2 c3");
+	CHECK_STR(refused(), " c5(sequence number 5 is past Sequence-Size 3)");
+	CHECK(resequencer_waiting(r) == 0);
+	CHECK(add(r, "c", 4, 0) == RSQR_LATE_COMPLETE);
+	CHECK(resequencer_stats(r)->out == 3);
+	resequencer_free(r);
+
+	/* --start first: the window holds one past the end, next in line. */
+	opt.lim.start_first = 1;
+	opt.lim.window = 4;
+	r = resequencer_new(&opt, &to_sink, NULL);
+	CHECK(add_sized(r, "d", 8, 3, 0) == RSQR_WAITS);
+	CHECK(add_sized(r, "d", 6, 3, 0) == RSQR_WAITS);
+	CHECK(add_sized(r, "d", 5, 3, 0) == RSQR_WAITS);
+	CHECK(add_sized(r, "d", 7, 3, 0) == RSQR_WAITS);
+	CHECK_STR(out(), " d5 d6 d7");
+	CHECK_STR(refused(), " d8(sequence number 8 is past Sequence-Size 3)");
+	CHECK(resequencer_waiting(r) == 0);
+	resequencer_free(r);
+}
+
 /* --forget: a group idle that long is forgotten, as if never seen. */
 static void test_forget_idle(void)
 {
@@ -519,6 +552,34 @@ static void test_restore_records(void)
 	buf_release(&rec);
 }
 
+/* A number past the end refused when its group completes: its record
+ * goes too, once the refusal is out. */
+static void test_past_end_stored(void)
+{
+	char dir[4200];
+	struct store *s;
+	struct resequencer *r = start_stored(dir, sizeof(dir), &s);
+
+	CHECK(add(r, "c", 5, 0) == RSQR_WAITS);
+	CHECK(resequencer_sync(r) == 0);
+	r = restart(r, dir, &s, 10);
+	CHECK(add_sized(r, "c", 1, 3, 10) == RSQR_OUT);
+	CHECK(add(r, "c", 2, 10) == RSQR_OUT);
+	CHECK(add(r, "c", 3, 10) == RSQR_OUT);
+	CHECK(resequencer_sync(r) == 0);
+	CHECK(resequencer_sync(r) == 0);
+	CHECK_STR(out(), " c1 c2 c3");
+	CHECK_STR(refused(), " c5(sequence number 5 is past Sequence-Size 3)");
+	r = restart(r, dir, &s, 20);
+	CHECK(resequencer_waiting(r) == 0 && resequencer_held(r) == 0);
+	CHECK(add(r, "c", 5, 20) == RSQR_LATE_COMPLETE);
+	CHECK(resequencer_sync(r) == 0);
+	CHECK_STR(out(), "");
+	CHECK_STR(refused(), "");
+	resequencer_free(r);
+	store_close(s);
+}
+
 /* A complete group's key is kept in the store until --forget. */
 static void test_complete_stored(void)
 {
@@ -547,6 +608,7 @@ int main(void)
 	test_gaps();
 	test_complete();
 	test_forget_idle();
+	test_past_end_waiting();
 	test_full();
 	test_end();
 
@@ -560,6 +622,7 @@ int main(void)
 	test_restart();
 	test_in_flight();
 	test_restore_records();
+	test_past_end_stored();
 	test_complete_stored();
 	unit_remove_tree(top);
 	buf_release(&sink.out);
