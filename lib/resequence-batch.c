@@ -135,7 +135,8 @@ int rsq_batch_add(struct rsq_batch *b, const struct rsq_input *in,
 		return 0;
 	}
 	p = rsq_place(b->groups, g, in->num);
-	if (p == RSQ_BELOW_START || p == RSQ_PAST_END) {
+	/* With --start first the end is known only at the finish. */
+	if (p == RSQ_BELOW_START || (p == RSQ_PAST_END && !b->lim.start_first)) {
 		*res = RSQR_INVALID;
 		rsq_place_why(why, p, g, in->num, b->lim.start);
 		return 0;
@@ -191,10 +192,39 @@ static int fetch(struct rsq_batch *b, const struct entry *e)
 	return 0;
 }
 
+/* The group made group-th, after g (groups are never forgotten here,
+ * and entries are sorted by group). */
+static const struct rsq_group *group_made(const struct rsq_batch *b,
+					  const struct rsq_group *g,
+					  uint64_t group)
+{
+	g = rsq_next_group(b->groups, g);
+	while (g->created != group)
+		g = rsq_next_group(b->groups, g);
+	return g;
+}
+
+/* Past the end its start and a Sequence-Size put, whenever that came:
+ * to invalid, 1. */
+static int past_end(const struct rsq_batch_out *out, const struct rsq_group *g,
+		    uint64_t first, uint64_t num, const char *block,
+		    size_t block_len, const char *body, size_t len)
+{
+	struct buf why = BUF_INIT;
+
+	if (!g->size_known || num - first < g->size)
+		return 0;
+	rsq_place_why(&why, RSQ_PAST_END, g, num, 0);
+	out->invalid(out->ctx, block, block_len, body, len, why.ptr);
+	buf_release(&why);
+	return 1;
+}
+
 int rsq_batch_finish(struct rsq_batch *b, const struct rsq_batch_out *out,
 		     struct resequencer_stats *st)
 {
-	uint64_t group = 0, expect = 0;
+	const struct rsq_group *g = NULL;
+	uint64_t group = 0, expect = 0, first = 0;
 	int started = 0;
 
 	if (b->spill && fflush(b->spill) != 0)
@@ -209,7 +239,8 @@ int rsq_batch_finish(struct rsq_batch *b, const struct rsq_batch_out *out,
 
 		if (!started || e->group != group) {
 			group = e->group;
-			expect = b->lim.start_first ? e->num : b->lim.start;
+			g = group_made(b, g, group);
+			first = expect = b->lim.start_first ? e->num : b->lim.start;
 			started = 1;
 		}
 		if (fetch(b, e) < 0)
@@ -217,6 +248,8 @@ int rsq_batch_finish(struct rsq_batch *b, const struct rsq_batch_out *out,
 		if (msgrec_split(b->rec.ptr, b->rec.len, &at, &block, &block_len,
 				 &body, &len) < 0)
 			return -1;
+		if (past_end(out, g, first, e->num, block, block_len, body, len))
+			continue;
 		if (e->num < expect) {
 			out->duplicate(out->ctx, block, block_len, body, len, e->num);
 			continue;

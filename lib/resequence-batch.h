@@ -35,8 +35,8 @@ void rsq_batch_free(struct rsq_batch *b);
 int rsq_batch_add(struct rsq_batch *b, const struct rsq_input *in,
 		  const struct rsq_batch_out *out, enum rsq_result *res,
 		  struct buf *why);
-/* Everything out, gaps marked: 0, or -1 with errno (the temporary
- * file). */
+/* Everything out, gaps marked, and what is past its group's
+ * Sequence-Size to invalid: 0, or -1 with errno (the temporary file). */
 int rsq_batch_finish(struct rsq_batch *b, const struct rsq_batch_out *out,
 		     struct resequencer_stats *st);
 /* Messages kept, and whether they spilled to the file. */

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "msgrec.h"
+#include "resequence-batch.h"
 #include "resequencer.h"
 #include "store.h"
 #include "unit.h"
@@ -342,6 +343,73 @@ static void test_end(void)
 	resequencer_free(r);
 }
 
+/* ---- --batch ---- */
+
+static void duplicate(void *ctx, const char *block, size_t block_len,
+		      const char *body, size_t len, uint64_t num)
+{
+	(void)ctx;
+	describe(&sink.invalid, block, block_len, body, len);
+	buf_addf(&sink.invalid, "(duplicate %llu)", (unsigned long long)num);
+}
+
+static const struct rsq_batch_out batch_sink = {
+	NULL, emit, invalid, duplicate
+};
+
+static int batch_add(struct rsq_batch *b, const char *key, uint64_t num,
+		     int64_t size)
+{
+	struct test_msg m;
+	enum rsq_result res;
+
+	msg_make(&m, key, num, size, 0);
+	if (rsq_batch_add(b, &m.in, &batch_sink, &res, &reason) < 0)
+		res = (enum rsq_result)-1;
+	last_why = reason.ptr;
+	return (int)res;
+}
+
+/* Sorted at the end, and the end of a group is where its start and its
+ * Sequence-Size put it, whenever that size came. */
+static void test_batch(void)
+{
+	struct resequencer_opt opt = options(0);
+	struct resequencer_stats st;
+	struct rsq_batch *b = rsq_batch_new(&opt.lim);
+
+	CHECK(batch_add(b, "c", 5, -1) == RSQR_WAITS);
+	CHECK(batch_add(b, "c", 3, 3) == RSQR_WAITS);
+	CHECK(batch_add(b, "c", 4, -1) == RSQR_INVALID);
+	CHECK_STR(last_why, "sequence number 4 is past Sequence-Size 3");
+	CHECK(batch_add(b, "c", 1, -1) == RSQR_WAITS);
+	CHECK(batch_add(b, "c", 1, -1) == RSQR_WAITS);
+	CHECK(batch_add(b, "c", 0, -1) == RSQR_INVALID);
+	CHECK(batch_add(b, "e", 2, -1) == RSQR_WAITS);
+	memset(&st, 0, sizeof(st));
+	CHECK(rsq_batch_finish(b, &batch_sink, &st) == 0);
+	CHECK_STR(out(), " c1 c3[2] e2[1]");
+	CHECK_STR(refused(), " c1(duplicate 1)"
+		  " c5(sequence number 5 is past Sequence-Size 3)");
+	CHECK(st.out == 3 && st.gaps == 2 && st.skipped == 2 && st.most == 5);
+	rsq_batch_free(b);
+
+	/* --start first: the group starts at its lowest number. */
+	opt.lim.start_first = 1;
+	b = rsq_batch_new(&opt.lim);
+	CHECK(batch_add(b, "d", 8, -1) == RSQR_WAITS);
+	CHECK(batch_add(b, "d", 6, 3) == RSQR_WAITS);
+	CHECK(batch_add(b, "d", 5, 3) == RSQR_WAITS);
+	CHECK(batch_add(b, "d", 7, 3) == RSQR_WAITS);
+	CHECK(batch_add(b, "f", 9, 1) == RSQR_WAITS);
+	memset(&st, 0, sizeof(st));
+	CHECK(rsq_batch_finish(b, &batch_sink, &st) == 0);
+	CHECK_STR(out(), " d5 d6 d7 f9");
+	CHECK_STR(refused(), " d8(sequence number 8 is past Sequence-Size 3)");
+	CHECK(st.out == 4 && st.gaps == 0);
+	rsq_batch_free(b);
+}
+
 /* ---- over a store ---- */
 
 static char top[4096];
@@ -611,6 +679,7 @@ int main(void)
 	test_past_end_waiting();
 	test_full();
 	test_end();
+	test_batch();
 
 	if (unit_scratch_dir(top, sizeof(top), "test-resequencer") < 0)
 		return 1;
