@@ -4,12 +4,16 @@
  * are described in resequencer.h).
  */
 #include "resequencer.h"
+#include "resequencer-parts.h"
 
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "msgrec.h"
+#include "store.h"
 
 void rsq_group_value(struct buf *out, const struct rsq_group *g)
 {
@@ -59,4 +63,90 @@ int rsq_group_decode(struct rsq_group *g, const char *value, size_t len)
 	if (r < 0)
 		errno = EINVAL;
 	return r;
+}
+
+/* ---- restoring ---- */
+
+static int restore_groups(struct resequencer *r, int64_t now)
+{
+	struct store_iter it;
+	struct store_rec rec;
+	struct buf value = BUF_INIT;
+	int rc;
+
+	store_iter_init(&it, r->store, RSQ_KIND_GROUP, NULL, 0);
+	while ((rc = store_iter_next(&it, &rec, &value)) == 1) {
+		struct rsq_group *g = rsq_group(r->table, rec.key, rec.key_len, 1, now);
+		if (rsq_group_decode(g, value.ptr, value.len) < 0) {
+			rc = -1;
+			break;
+		}
+	}
+	store_iter_release(&it);
+	buf_release(&value);
+	return rc;
+}
+
+static int restore_waiting(struct resequencer *r)
+{
+	struct store_iter it;
+	struct store_rec rec;
+	struct buf value = BUF_INIT;
+	const char *block, *body, *why;
+	int rc;
+
+	store_iter_init(&it, r->store, RSQ_KIND_WAIT, NULL, 0);
+	while ((rc = store_iter_next(&it, &rec, &value)) == 1) {
+		struct rsq_group *g;
+		size_t key_len, block_len, len;
+		uint64_t num;
+		int64_t at;
+
+		if (msgrec_key_decode(rec.key, rec.key_len, &key_len, &num) < 0 ||
+		    msgrec_split(value.ptr, value.len, &at, &block, &block_len,
+				 &body, &len) < 0) {
+			rc = -1;
+			break;
+		}
+		g = rsq_group(r->table, rec.key, key_len, 1, at);
+		/* Below next: it was going out when the run stopped, and
+		 * goes out first now. */
+		if (rsq_wait(r->table, g, num, at, value.ptr, value.len, &why) < 0) {
+			errno = EINVAL;
+			rc = -1;
+			break;
+		}
+	}
+	store_iter_release(&it);
+	buf_release(&value);
+	return rc;
+}
+
+int resequencer_restore(struct resequencer *r, int64_t now)
+{
+	struct rsq_limits none = r->opt.lim;
+	struct rsq_group *g, *next;
+	int rc;
+
+	if (!r->store)
+		return 0;
+	/* Every message committed is taken back, whatever the limits of
+	 * this run: the next one that finds them passed makes room first. */
+	none.capacity = none.max_bytes = 0;
+	rsq_table_set_limits(r->table, &none);
+	rc = restore_groups(r, now);
+	if (rc == 0) {
+		rsq_restored(r->table);
+		rc = restore_waiting(r);
+	}
+	rsq_table_set_limits(r->table, &r->opt.lim);
+	if (rc < 0 || keyset_restore(r->done, r->store, RSQ_KIND_DONE, now) < 0)
+		return -1;
+	for (g = rsq_next_group(r->table, NULL); g; g = next) {
+		next = rsq_next_group(r->table, g);
+		(void)rsq_run_drain(r, g, NULL, now);
+	}
+	if (rsq_waiting(r->table) > r->stats.most)
+		r->stats.most = rsq_waiting(r->table);
+	return 0;
 }

@@ -3,6 +3,7 @@
  * store changes that makes --state crash-safe (resequencer.h).
  */
 #include "resequencer.h"
+#include "resequencer-parts.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -14,35 +15,6 @@
 #include "msgrec.h"
 #include "store.h"
 #include "store-later.h"
-
-/* A message going out, held until the batch it comes from is committed
- * (with a store only). */
-struct held {
-	struct buf rec;		/* msgrec bytes */
-	struct buf key;		/* its RSQ_KIND_WAIT record's key */
-	uint64_t gap_lo, gap_hi;
-	int gap;
-};
-
-struct resequencer {
-	struct resequencer_opt opt;
-	struct resequencer_out out;
-	struct store *store;
-	struct rsq_table *table;
-	struct keyset *done;	/* keys of complete groups */
-	struct resequencer_stats stats;
-	struct held *held;
-	size_t nheld, aheld;
-	/* Groups changed since the last sync, their records to rewrite;
-	 * a group's dirty is its index here + 1. */
-	struct rsq_group **dirty;
-	size_t ndirty, adirty;
-	/* Store changes that wait for the held messages to be out: their
-	 * records deleted, forgotten groups' too, complete keys kept. */
-	struct store_later after;
-	struct buf rec, key, value, block;
-	int encoded;		/* rec holds the message being added */
-};
 
 /* The message being added as a record (once per resequencer_add). */
 static void encode(struct resequencer *r, const struct rsq_input *in)
@@ -279,8 +251,8 @@ static void refuse_past_end(struct resequencer *r, struct rsq_msg *m)
 /* Send on what g has ready, the first after a gap marked; a complete
  * group is forgotten: 1 then, else 0. Numbers past its end waited
  * before its size was known: they are refused, not lost with it. */
-static int drain(struct resequencer *r, struct rsq_group *g,
-		 const uint64_t *gap, int64_t now)
+int rsq_run_drain(struct resequencer *r, struct rsq_group *g,
+		  const uint64_t *gap, int64_t now)
 {
 	struct rsq_msg *m;
 	uint64_t lo, hi;
@@ -317,7 +289,7 @@ static int skip(struct resequencer *r, struct rsq_group *g, int64_t now)
 		r->stats.gaps++;
 		r->stats.skipped += gap[1] - gap[0] + 1;
 	}
-	return drain(r, g, s == 1 ? gap : NULL, now);
+	return rsq_run_drain(r, g, s == 1 ? gap : NULL, now);
 }
 
 /* ---- in ---- */
@@ -346,7 +318,7 @@ static int send_next(struct resequencer *r, struct rsq_group *g,
 		deliver(r, in->block, in->block_len, in->body, in->len, NULL);
 	}
 	rsq_advance(r->table, g);
-	(void)drain(r, g, NULL, in->now);
+	(void)rsq_run_drain(r, g, NULL, in->now);
 	return 0;
 }
 
@@ -370,7 +342,7 @@ static int let_wait(struct resequencer *r, struct rsq_group *g,
 	if (put_record(r, g, in->num) < 0)
 		return -1;
 	/* --start first may have started it. */
-	(void)drain(r, g, NULL, in->now);
+	(void)rsq_run_drain(r, g, NULL, in->now);
 	return 0;
 }
 
@@ -579,90 +551,4 @@ uint64_t resequencer_waiting(const struct resequencer *r)
 const struct resequencer_stats *resequencer_stats(const struct resequencer *r)
 {
 	return &r->stats;
-}
-
-/* ---- restoring ---- */
-
-static int restore_groups(struct resequencer *r, int64_t now)
-{
-	struct store_iter it;
-	struct store_rec rec;
-	struct buf value = BUF_INIT;
-	int rc;
-
-	store_iter_init(&it, r->store, RSQ_KIND_GROUP, NULL, 0);
-	while ((rc = store_iter_next(&it, &rec, &value)) == 1) {
-		struct rsq_group *g = rsq_group(r->table, rec.key, rec.key_len, 1, now);
-		if (rsq_group_decode(g, value.ptr, value.len) < 0) {
-			rc = -1;
-			break;
-		}
-	}
-	store_iter_release(&it);
-	buf_release(&value);
-	return rc;
-}
-
-static int restore_waiting(struct resequencer *r)
-{
-	struct store_iter it;
-	struct store_rec rec;
-	struct buf value = BUF_INIT;
-	const char *block, *body, *why;
-	int rc;
-
-	store_iter_init(&it, r->store, RSQ_KIND_WAIT, NULL, 0);
-	while ((rc = store_iter_next(&it, &rec, &value)) == 1) {
-		struct rsq_group *g;
-		size_t key_len, block_len, len;
-		uint64_t num;
-		int64_t at;
-
-		if (msgrec_key_decode(rec.key, rec.key_len, &key_len, &num) < 0 ||
-		    msgrec_split(value.ptr, value.len, &at, &block, &block_len,
-				 &body, &len) < 0) {
-			rc = -1;
-			break;
-		}
-		g = rsq_group(r->table, rec.key, key_len, 1, at);
-		/* Below next: it was going out when the run stopped, and
-		 * goes out first now. */
-		if (rsq_wait(r->table, g, num, at, value.ptr, value.len, &why) < 0) {
-			errno = EINVAL;
-			rc = -1;
-			break;
-		}
-	}
-	store_iter_release(&it);
-	buf_release(&value);
-	return rc;
-}
-
-int resequencer_restore(struct resequencer *r, int64_t now)
-{
-	struct rsq_limits none = r->opt.lim;
-	struct rsq_group *g, *next;
-	int rc;
-
-	if (!r->store)
-		return 0;
-	/* Every message committed is taken back, whatever the limits of
-	 * this run: the next one that finds them passed makes room first. */
-	none.capacity = none.max_bytes = 0;
-	rsq_table_set_limits(r->table, &none);
-	rc = restore_groups(r, now);
-	if (rc == 0) {
-		rsq_restored(r->table);
-		rc = restore_waiting(r);
-	}
-	rsq_table_set_limits(r->table, &r->opt.lim);
-	if (rc < 0 || keyset_restore(r->done, r->store, RSQ_KIND_DONE, now) < 0)
-		return -1;
-	for (g = rsq_next_group(r->table, NULL); g; g = next) {
-		next = rsq_next_group(r->table, g);
-		(void)drain(r, g, NULL, now);
-	}
-	if (rsq_waiting(r->table) > r->stats.most)
-		r->stats.most = rsq_waiting(r->table);
-	return 0;
 }
