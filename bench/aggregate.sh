@@ -202,8 +202,7 @@ rss_only() {
 	_rolabel=$1
 	shift
 	bench_peak_rss "$in" pipe "$aggregate" -n 10 "$@"
-	printf '  %-42s %12s  %-16s %s\n' "$_rolabel" "" "" \
-		"$(bench_rss_text "$BENCH_RSS")"
+	bench_rss_line "$_rolabel"
 }
 
 # The keys of released groups are remembered (--remember, an hour by
@@ -345,16 +344,8 @@ bench_jq() {
 	bench_result "jq -c -s 'group_by(.k)' | cat" "$BENCH_US" "$BENCH_RSS" \
 		"$(bench_per_sec "$MESSAGES" "$BENCH_US") rec/s"
 	bench_cpu_note "jq" "$MESSAGES" rec
-	bench_report "msg-aggregate vs jq -s 'group_by(.k)', times faster" \
-		"$(bench_ratio "$BENCH_US" "$all_us")" "x"
-	if [ -n "$all_cpu" ] && [ -n "$BENCH_CPU_MS" ] && [ "$all_cpu" -gt 0 ]; then
-		bench_report "the same in processor time" \
-			"$(bench_ratio "$BENCH_CPU_MS" "$all_cpu")" "x"
-	fi
-	if [ -n "$all_rss" ] && [ -n "$BENCH_RSS" ]; then
-		bench_report "peak RSS, msg-aggregate / jq" \
-			"$(bench_ratio "$all_rss" "$BENCH_RSS")" "x"
-	fi
+	bench_peer_ratios msg-aggregate jq "jq -s 'group_by(.k)'" "$all_us" \
+		"$all_cpu" "$all_rss"
 }
 
 case $part in

@@ -459,6 +459,12 @@ bench_rss_text() {
 	fi
 }
 
+# bench_rss_line LABEL: BENCH_RSS alone with LABEL, in bench_result's
+# columns.
+bench_rss_line() {
+	printf '  %-42s %12s  %-16s %s\n' "$1" "" "" "$(bench_rss_text "$BENCH_RSS")"
+}
+
 # One measurement: LABEL, time, RATE text, peak RSS.
 bench_result() {
 	printf '  %-42s %9s ms  %-16s %s\n' "$1" "$(bench_ms "$2")" "$4" \
@@ -488,4 +494,23 @@ bench_verdict() {
 # bench_verdict's layout.
 bench_report() {
 	echo "  => $1: $2$3 (no target: reported)"
+}
+
+# bench_peer_ratios TOOL PEER PEER_CMD US CPU_MS RSS: how TOOL, which took
+# US microseconds, CPU_MS of processor time and RSS KiB at its peak (the
+# last two may be empty), compares with its peer PEER, run as PEER_CMD
+# and just measured (BENCH_US, BENCH_CPU_MS and BENCH_RSS are its):
+# times faster in wall time and in processor time, and the ratio of the
+# peaks, each as bench_report prints it.
+bench_peer_ratios() {
+	bench_report "$1 vs $3, times faster" "$(bench_ratio "$BENCH_US" "$4")" "x"
+	# Under 10 ms, time(1) says 0: no ratio then.
+	if [ -n "$5" ] && [ -n "$BENCH_CPU_MS" ] && [ "$5" -gt 0 ] &&
+		[ "$BENCH_CPU_MS" -gt 0 ]; then
+		bench_report "the same in processor time" \
+			"$(bench_ratio "$BENCH_CPU_MS" "$5")" "x"
+	fi
+	if [ -n "$6" ] && [ -n "$BENCH_RSS" ]; then
+		bench_report "peak RSS, $1 / $2" "$(bench_ratio "$6" "$BENCH_RSS")" "x"
+	fi
 }

@@ -144,11 +144,6 @@ most() {
 	sed -n 's/.*, most \([0-9]*\).*/\1/p' "$1"
 }
 
-# rss_line LABEL: BENCH_RSS with LABEL, in bench_result's columns.
-rss_line() {
-	printf '  %-42s %12s  %-16s %s\n' "$1" "" "" "$(bench_rss_text "$BENCH_RSS")"
-}
-
 bench_stream() {
 	cache_stream frames "$MESSAGES" 1
 	ordered=$BENCH_FILE
@@ -188,9 +183,9 @@ bench_stream() {
 	echo "  most messages waiting at once: $most_narrow with windows of" \
 		"$WINDOW, $most_wide with windows of $WIDE"
 	BENCH_RSS=$narrow_rss
-	rss_line "msg-resequence, windows of $WINDOW"
+	bench_rss_line "msg-resequence, windows of $WINDOW"
 	bench_peak_rss "$in" pipe "$resequence" -C "$WIDE"
-	rss_line "msg-resequence -C $WIDE, windows of $WIDE"
+	bench_rss_line "msg-resequence -C $WIDE, windows of $WIDE"
 	[ -n "$BENCH_RSS" ] && [ -n "$narrow_rss" ] || return 0
 	bench_report "peak RSS, windows of $WIDE / of $WINDOW" \
 		"$(bench_ratio "$BENCH_RSS" "$narrow_rss")" "x"

@@ -12,8 +12,8 @@ EXTRACT="$BATS_TEST_DIRNAME/man-examples.awk"
 MAN="$MSG_TOP/man"
 
 # The pages with an EXAMPLES section, each with a test below.
-PAGES="msg-aggregate.1 msg-resequence.1 msg-route.1 msg-split.1 msg-tap.1
-msg-tools.7 msg-translate.1 msg-unwrap.1 msg-wrap.1"
+PAGES="msg-aggregate.1 msg-dedupe.1 msg-resequence.1 msg-route.1 msg-split.1
+msg-tap.1 msg-tools.7 msg-translate.1 msg-unwrap.1 msg-wrap.1"
 
 # pasted FILE: run the shell code in FILE as a reader pastes it, in the
 # current directory.
@@ -248,7 +248,7 @@ EOF
 @test "man: each tool's --help and its page's SYNOPSIS name the same options, each described" {
 	local t help synopsis described
 	for t in msg-wrap msg-unwrap msg-split msg-route msg-tap msg-translate \
-		msg-resequence; do
+		msg-resequence msg-dedupe; do
 		help=$("$t" --help 2>&1 | grep -o -E -e '--[a-z][a-z-]*' |
 			grep -v -x -E -e '--(help|version)' | sort -u)
 		synopsis=$(sed -n '/^\.Sh SYNOPSIS/,/^\.Sh /p' "$MAN/$t.1" |
@@ -622,6 +622,46 @@ EOF
 	processed/orders.xml
 	EOF
 	[ -z "$(ls -A work/incoming)" ]
+}
+
+@test "man: msg-dedupe(1) examples run as pasted" {
+	examples msg-dedupe.1 4
+	quiet 2 3
+	# The copy dropped, and counted.
+	printf 'one\ntwo\n' | same out1
+	same err1 <<'EOF'
+msg-dedupe: stats: in 4, out 2, duplicates 2, invalid 0, expired 0, keys 2, forgotten 0
+EOF
+	# Each order once, in the order they came; the copies set apart,
+	# each with its reason.
+	same out2 <<'EOF'
+<order id="7"/>
+<order id="8"/>
+<order id="9"/>
+Error: msg-dedupe: duplicate: key seen before
+Error: msg-dedupe: duplicate: key seen before
+EOF
+	msg-unwrap -s '\n' work/copies.msg >copies
+	printf '<order id="7"/>\n<order id="8"/>' | same copies
+	same out3 <<'EOF'
+{"order": {"id": 1}}
+{"order": {"id": 2}}
+same line
+other line
+EOF
+	# Two cron runs: the first lets the two orders through once, the
+	# second knows the copies by the keys kept in the state.
+	same out4 <<'EOF'
+{"id": 1, "type": "order"}
+{"id": 2, "type": "order"}
+EOF
+	same err4 <<'EOF'
+msg-dedupe: stats: in 4, out 2, duplicates 2, invalid 0, expired 0, keys 2, forgotten 0
+msg-dedupe: stats: in 2, out 0, duplicates 2, invalid 0, expired 0, keys 2, forgotten 0
+EOF
+	[ -d work/outbox/new ]
+	[ -z "$(find work/inbox work/routed work/outbox -type f)" ]
+	[ -d work/dedupe.state ]
 }
 
 @test "man: msg-aggregate(1) examples run as pasted" {
