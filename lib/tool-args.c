@@ -45,8 +45,14 @@ uint64_t tool_arg_size(struct tool *t, const char *what, const char *arg)
 int tool_arg_choice(struct tool *t, const char *what, const char *arg,
 		    const char *const *words)
 {
+	struct buf choices = BUF_INIT;
+
 	for (int i = 0; words[i]; i++)
 		if (!strcmp(arg, words[i]))
 			return i;
-	tool_usage_error(t, "%s takes %s, not '%s'", what, words[0], arg);
+	/* "wall or event", "flush, fail or keep" */
+	for (int i = 0; words[i]; i++)
+		buf_addf(&choices, "%s%s", i == 0 ? "" : words[i + 1] ? ", " : " or ",
+			 words[i]);
+	tool_usage_error(t, "%s takes %s, not '%s'", what, choices.ptr, arg);
 }
