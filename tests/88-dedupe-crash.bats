@@ -168,6 +168,50 @@ rerun_once() {
 	is 30 out/new
 }
 
+@test "state: a key forgotten for --max-keys stays forgotten in the next run, into a spool as into a stream" {
+	local to
+	for to in dir:out stream.msg; do
+		rm -rf st in
+		spool_fill in 1 3
+		dedupe_once --state st --max-keys 2 --output "$to" dir:in
+		[ "$status" = 0 ]
+		[ "$stderr" = "$(dedupe_stats in=3 out=3 keys=2 forgotten=1)" ]
+		# Nothing comes: the two keys held are all there is.
+		dedupe_once --state st --max-keys 2 --output "$to" dir:in
+		[ "$status" = 0 ]
+		[ "$stderr" = "$(dedupe_stats keys=2)" ]
+		# With room for more, the first message is new again.
+		spool_fill in 1 1
+		dedupe_once --state st --max-keys 10 --output "$to" dir:in
+		[ "$status" = 0 ]
+		[ "$stderr" = "$(dedupe_stats in=1 out=1 keys=3)" ]
+	done
+	run -0 copies_of stream 3 out/new/*
+	[ "${lines[0]}" = 'copies id-000001 2' ]
+	run -0 copies_of stream 3 stream.msg
+	[ "${lines[0]}" = 'copies id-000001 2' ]
+}
+
+@test "stop: SIGTERM on a waiting msg-dedupe --state: exit 0, every message published once, every key stored" {
+	local pid
+	spool_fill in 1 300
+	spawn msg-dedupe --state st --stats --output dir:out dir:in 2>err.txt
+	pid=$spawned
+	wait_until 60 empty_spool in
+	kill -TERM "$pid"
+	status_of "$pid" 30
+	[ "$status" = 0 ]
+	[ "$(cat err.txt)" = "$(dedupe_stats in=300 out=300 keys=300)" ]
+	# Nothing waits in tmp/ to be published.
+	is 0 out/tmp
+	run -0 copies_of once 300 out/new/*
+	spool_fill in 1 300
+	dedupe_once --state st --output dir:out dir:in
+	[ "$status" = 0 ]
+	[ "$stderr" = "$(dedupe_stats in=300 duplicates=300 keys=300)" ]
+	is 300 out/new
+}
+
 @test "faults: the output spool cannot publish after the keys are stored: exit 74, and the next run publishes each message once" {
 	with_copies in 100 10
 	run --separate-stderr faulty FAULT_FUNCS=rename,renameat,renameat2,linkat \
