@@ -249,6 +249,17 @@ binary() {
 	} | expect_same - err.txt
 }
 
+@test "invalid: out of memory evaluating the key is exit 70, not an invalid message: it stays for a retry" {
+	skip_without_memory_limits
+	spool_of_big_xml
+	runs_out_of_memory msg-dedupe -k 'string(/a/b[1]/@x)'
+	runs_out_of_memory msg-dedupe -k 'string(/a/b[1]/@x)' --invalid inv.msg
+	run -0 --separate-stderr timeout -k 5 60 msg-dedupe --once -k 'string(/a/b[1]/@x)' \
+		--output out.msg dir:sp
+	msg-unwrap out.msg | cmp - big.xml
+	[ -z "$(find sp -type f)" ]
+}
+
 @test "expired: an expired message is no key: to --dead-letter, or dropped with a warning" {
 	{
 		text e1 old 'Expires: 2000-01-01T00:00:00.000Z'
