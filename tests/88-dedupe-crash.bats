@@ -220,7 +220,8 @@ rerun_once() {
 	echo "status $status: $stderr"
 	[ "$status" = 74 ]
 	[ "${#stderr_lines[@]}" = 1 ]
-	[[ $stderr == "msg-dedupe: "*"Input/output error" ]]
+	# Named: the spool it could not publish to, and why.
+	[[ $stderr == "msg-dedupe: "*"'"*out*"': Input/output error" ]]
 	[ "$(wc -l <faults.log)" = 1 ]
 	# Nothing was taken from the input before its outputs were out.
 	[ "$(find in/new in/cur -type f | wc -l)" -gt 0 ]
