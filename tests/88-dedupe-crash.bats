@@ -1,12 +1,15 @@
 #!/usr/bin/env bats
 # What msg-dedupe is for: a pipeline of dir: spools whose stages are
 # killed delivers some messages twice; msg-dedupe --state behind it,
-# itself killed with SIGKILL again and again at random points and
-# restarted until its input is empty, leaves every message in its output
-# spool exactly once. Writing to a stream instead, it loses nothing and
-# repeats only what was in flight at a kill. A store or a spool that
-# fails under it stops it, and the next run finishes the work, each
-# message once.
+# itself killed with SIGKILL again and again, at random and the instant
+# it commits its keys or publishes its output, and restarted until its
+# input is empty, leaves every message in its output spool exactly
+# once. Writing to a stream instead, it loses nothing and repeats only
+# what was in flight at a kill. Across clean runs into a spool: copies
+# of earlier runs' messages are duplicates, a key forgotten for
+# --max-keys stays forgotten, and SIGTERM leaves everything published
+# and stored. A store or a spool that fails under it stops it, and the
+# next run finishes the work, each message once.
 
 load test_helper
 bats_require_minimum_version 1.5.0
