@@ -48,6 +48,8 @@ struct deduper *deduper_new(const struct deduper_opt *opt, struct store *store,
 	d->store = store;
 	d->out = out;
 	d->named = store && out && frame_writer_nameable(out);
+	if (d->named)
+		frame_writer_durable_by_tool(out);
 	d->keys = keyset_new(opt->window_ms, opt->max_keys);
 	keyset_on_evict(d->keys, evicted, d);
 	buf_init(&d->pending, 0);
@@ -82,7 +84,9 @@ static int failed_before(struct deduper *d)
 
 int deduper_seen(struct deduper *d, const char *key, size_t len, int64_t now)
 {
-	if (!keyset_insert(d->keys, key, len, now))
+	/* Remembered once written: a message that cannot be written (an
+	 * invalid one) leaves no key behind. */
+	if (keyset_has(d->keys, key, len, now))
 		return 1;
 	if (d->named) {
 		/* A UUIDv7, so that the output spool still sorts in time. */
@@ -106,6 +110,7 @@ int deduper_written(struct deduper *d, const char *key, size_t len,
 {
 	int64_t seen = now;
 
+	keyset_add(d->keys, key, len, now);
 	if (!d->store)
 		return 0;
 	if (failed_before(d) < 0)
@@ -131,9 +136,14 @@ static void pending_done(struct deduper *d)
 
 		memcpy(&len, p, sizeof(len));
 		memcpy(&seen, p + sizeof(len) + len, sizeof(seen));
-		keyset_value(&d->value, seen);
-		store_later_put(&d->after, DEDUPE_KIND, p + sizeof(len), len,
-				d->value.ptr, d->value.len, seen + d->opt.window_ms);
+		/* A key forgotten meanwhile (--max-keys) had its record
+		 * deleted: it stays forgotten. */
+		if (keyset_expiry(d->keys, p + sizeof(len), len)) {
+			keyset_value(&d->value, seen);
+			store_later_put(&d->after, DEDUPE_KIND, p + sizeof(len), len,
+					d->value.ptr, d->value.len,
+					seen + d->opt.window_ms);
+		}
 		p += sizeof(len) + len + sizeof(seen);
 	}
 	buf_reset(&d->pending);
@@ -144,10 +154,16 @@ int deduper_sync(struct deduper *d)
 {
 	if (!d->store)
 		return 0;
-	if (failed_before(d) < 0 || store_later_apply(&d->after, d->store) < 0 ||
-	    store_commit(d->store) < 0)
+	if (failed_before(d) < 0)
 		return -1;
-	if (frame_writers_flush_all() < 0)
+	/* A stream cannot be looked into after a crash: what it was given
+	 * is written out before its keys are committed (at least once). */
+	if (!d->named && frame_writers_flush_all() < 0)
+		return -1;
+	if (store_later_apply(&d->after, d->store) < 0 || store_commit(d->store) < 0)
+		return -1;
+	/* Named frames are published once their keys are committed. */
+	if (d->named && frame_writers_flush_all() < 0)
 		return -1;
 	pending_done(d);
 	return 0;

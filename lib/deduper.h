@@ -19,9 +19,12 @@
  * file, never published, is cleared from tmp/ as any dead writer's).
  * After it, the message read again is a duplicate, and deduper_restore
  * publishes NAME if it is still in tmp/ (frame_writer_adopt): each
- * message reaches the output spool once. A stream output cannot be
- * looked into: its frame is written, then its key committed; a crash
- * between writes it again (at least once, never lost).
+ * message reaches the output spool once. Nothing publishes a named frame
+ * but the sync: not the way out after an error (the writer is
+ * durable_by_tool), and a spool that fails to publish keeps the file for
+ * the restart. A stream output cannot be looked into: its frames are
+ * written out, then their keys committed; a crash between writes them
+ * again (at least once, never lost).
  */
 #ifndef MSG_DEDUPER_H
 #define MSG_DEDUPER_H
@@ -52,9 +55,11 @@ void deduper_free(struct deduper *d);
  * taken up: 0, or -1 with errno. */
 int deduper_restore(struct deduper *d, int64_t now);
 /*
- * Has key been seen (in the window, at now)? 0: no, and it is now: the
- * caller writes the message (to the output given, named when
- * deduper_named) and then calls deduper_written. 1: a duplicate.
+ * Has key been seen (in the window, at now)? 1: a duplicate. 0: no; the
+ * caller writes the message (to the output given, its frame named when
+ * deduper_named) and, if it was written, calls deduper_written, which
+ * remembers the key: a message that could not be written (invalid)
+ * leaves none.
  */
 int deduper_seen(struct deduper *d, const char *key, size_t len, int64_t now);
 /* The message of the key just let through was written: its record.

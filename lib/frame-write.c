@@ -170,7 +170,7 @@ void frame_writers_flush_whole(void)
 			fw->in_frame = 0;
 			abort_frame(fw);
 		}
-		if (frame_writer_flush(fw) == 0)
+		if (frame_writer_flush(fw) == 0 && !fw->durable_by_tool)
 			make_durable(fw);
 	}
 }

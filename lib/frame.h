@@ -103,6 +103,7 @@ struct frame_writer {
 	struct channel_sink *sink;	/* delivers them (channel.h) */
 	int separate_frames;	/* the sink's: each frame goes alone */
 	int tolerated;		/* its failure is the tool's to handle */
+	int durable_by_tool;	/* not made durable on the way out (below) */
 	char *name;
 	struct buf out;
 	int lock;		/* lock per frame (shared FIFO, pipe or file) */
@@ -198,6 +199,13 @@ struct frame_writer *frame_writers_failed(void);
 static inline void frame_writer_tolerate(struct frame_writer *fw)
 {
 	fw->tolerated = 1;
+}
+/* A writer whose frames the tool makes durable only once its state says
+ * so (msg-dedupe's named frames: published after their keys are
+ * committed): the way out after an error leaves them unpublished. */
+static inline void frame_writer_durable_by_tool(struct frame_writer *fw)
+{
+	fw->durable_by_tool = 1;
 }
 /* On the way out after an error: write what is buffered of whole frames
  * only, so no output ends in a frame cut short by the error. */

@@ -32,6 +32,9 @@ struct spool {
 	int wfd;
 	char wname[UUID_STR_LEN + 32];
 	char next_id[UUID_STR_LEN + 1];	/* spool_name_next's, or "" */
+	/* Files are named by the writer, whose state may say they exist:
+	 * what is not published stays in tmp/ to be taken up again. */
+	int named;
 	/* written and synced in tmp/, waiting for spool_publish */
 	char (*staged)[UUID_STR_LEN + 32];
 	size_t nstaged;

@@ -36,7 +36,7 @@ void spool_unstage_from(struct spool *s, size_t i)
 {
 	int saved = errno;
 
-	for (; i < s->nstaged; i++)
+	for (; i < s->nstaged && !s->named; i++)
 		unlinkat(s->tmpfd, s->staged[i], 0);
 	s->nstaged = 0;
 	errno = saved;
@@ -68,6 +68,7 @@ int spool_commit(struct spool *s)
 
 void spool_name_next(struct spool *s, const char *id)
 {
+	s->named = 1;
 	snprintf(s->next_id, sizeof(s->next_id), "%s", id);
 }
 

@@ -59,6 +59,9 @@ int spool_publish(struct spool *s);
  * spool_adopt takes up a file of that id that a writer which died left
  * committed in tmp/, to be published with the next spool_publish: 1, 0
  * when there is none (already published, or never written), -1.
+ * Once a spool names files, what it cannot publish (a failure, or the
+ * writer closed or gone first) stays in tmp/ to be taken up, never
+ * removed by the writer: the writer's state may already name it.
  */
 void spool_name_next(struct spool *s, const char *id);
 int spool_adopt(struct spool *s, const char *id);

@@ -71,8 +71,15 @@ void tool_set_aside(struct frame_writer *fw, struct headers *h,
 
 void tool_state_sync(struct tool_state *s)
 {
-	if (s->sync(s->run) < 0)
-		tool_state_failed(s->store, "cannot keep the state");
+	struct frame_writer *fw;
+
+	if (s->sync(s->run) == 0)
+		return;
+	/* The outputs are made durable in the sync too: name a failed one
+	 * as any writer's failure is named. */
+	if ((fw = frame_writers_failed()))
+		tool_writer_failed(fw);
+	tool_state_failed(s->store, "cannot keep the state");
 }
 
 void tool_state_tick(struct tool_state *s, int64_t now)
