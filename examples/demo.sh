@@ -72,6 +72,16 @@ cat > invoice.xsl <<'XSL'
 XSL
 show "msg-split -r -x /orders/order data/orders-north.xml | msg-translate -x invoice.xsl | msg-unwrap -e | jq -r '[.headers[\"Invoice-For\"], .body] | @tsv'"
 
+step "Aggregator: the orders split apart, then put back together as one message"
+show "msg-split -r -x /orders/order data/orders-north.xml | msg-aggregate --stats | msg-unwrap -s '\\n'"
+
+step "Resequencer: the split orders shuffled as a parallel stage would leave them, then back in order"
+show "msg-split -r -j /orders data/orders.json | msg-unwrap -e | shuf --random-source=data/orders.json | msg-wrap -e > shuffled.msg && msg-unwrap -H shuffled.msg | grep '^Sequence-Number' | paste -s -"
+show "msg-resequence --stats shuffled.msg | msg-unwrap -H | grep '^Sequence-Number' | paste -s -"
+
+step "Idempotent Receiver: a batch delivered twice (at-least-once); the copies are dropped and counted"
+show "cat shuffled.msg shuffled.msg | msg-dedupe --stats | msg-unwrap -H | grep -c '^Message-Id'"
+
 step "JSON in, XML out: the JSON mapping as a Normalizer step"
 show "msg-split -r -j /orders data/orders.json | msg-translate --to xml | msg-unwrap -s '\\n' | head -2"
 echo
