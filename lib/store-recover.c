@@ -433,29 +433,41 @@ static int cut_tail(struct store_log *l, struct store_err *err, uint64_t end,
 	return 0;
 }
 
-static int load_log(struct store_log *l, struct store_index *x,
-		    struct store_err *err)
+/* Load the current log into x; *end and *size say where its last whole
+ * batch ends and where the file does. 0, or -1 with err. */
+static int read_log(struct store_log *l, struct store_index *x, int flags,
+		    uint64_t *end, uint64_t *size, struct store_err *err)
 {
 	struct log_reader r;
 	struct stat st;
-	uint64_t end;
 	int rc;
 
-	l->out.fd = openat(l->dirfd, l->name, O_RDWR | O_APPEND | O_CLOEXEC);
+	l->out.fd = openat(l->dirfd, l->name, flags | O_CLOEXEC);
 	if (l->out.fd < 0 || fstat(l->out.fd, &st) < 0) {
 		store_err_set(err, STORE_SYSERR, 0, "cannot open '%s/%s'", l->dir, l->name);
 		return -1;
 	}
-	if (check_header(l, err, (uint64_t)st.st_size) < 0)
+	*size = (uint64_t)st.st_size;
+	if (check_header(l, err, *size) < 0)
 		return -1;
-	reader_init(&r, l->out.fd, LOG_HDR, (uint64_t)st.st_size);
-	rc = replay(l, x, &r, &end);
+	reader_init(&r, l->out.fd, LOG_HDR, *size);
+	rc = replay(l, x, &r, end);
 	reader_release(&r);
 	if (rc < 0) {
 		store_err_set(err, STORE_SYSERR, 0, "cannot read '%s/%s'", l->dir, l->name);
 		return -1;
 	}
-	return cut_tail(l, err, end, (uint64_t)st.st_size);
+	return 0;
+}
+
+static int load_log(struct store_log *l, struct store_index *x,
+		    struct store_err *err)
+{
+	uint64_t end, size;
+
+	if (read_log(l, x, O_RDWR | O_APPEND, &end, &size, err) < 0)
+		return -1;
+	return cut_tail(l, err, end, size);
 }
 
 static int recover(struct store_log *l, struct store_index *x, int made_lock,
@@ -507,4 +519,48 @@ int recover_open(struct store_log *l, struct store_index *x, int *lockfd,
 	if (made_lock < 0)
 		return -1;
 	return recover(l, x, made_lock, err);
+}
+
+/*
+ * A reader beside the tool that holds the store (msg-trickle status): the
+ * last committed state, read without the lock and without changing a
+ * byte. The log may be appended to meanwhile (the tail past the last
+ * commit record is not read) or replaced by a compaction (the old file,
+ * open, still holds the same state; a log gone before it was opened is
+ * looked for again).
+ */
+int recover_snapshot(struct store_log *l, struct store_index *x,
+		     struct store_err *err)
+{
+	struct listing ls;
+	uint64_t end, size;
+	long version;
+
+	l->dirfd = open(l->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (l->dirfd < 0) {
+		store_err_set(err, STORE_SYSERR, EX_NOINPUT, "cannot open '%s'", l->dir);
+		return -1;
+	}
+	for (int tries = 0; tries < 10; tries++) {
+		if (list_dir(l, err, &ls) < 0)
+			return -1;
+		free(ls.older);
+		if (read_version(l, err, &version) < 0)
+			return -1;
+		if (version > STORE_VERSION)
+			return refuse_newer(l, err, (uint64_t)version);
+		if (!version || !ls.newest) {
+			store_err_set(err, STORE_CORRUPT, EX_NOINPUT,
+				      "'%s': not a message store", l->dir);
+			return -1;
+		}
+		log_set_gen(l, ls.newest);
+		l->seq = 0;
+		if (read_log(l, x, O_RDONLY, &end, &size, err) == 0)
+			return 0;
+		if (l->out.fd >= 0 || err->errnum != ENOENT)
+			return -1;
+		index_release(x);	/* compacted away meanwhile: again */
+	}
+	return -1;
 }

@@ -20,4 +20,9 @@ void store_err_set(struct store_err *err, enum store_status status, int code,
 int recover_open(struct store_log *l, struct store_index *x, int *lockfd,
 		 struct store_err *err);
 
+/* The committed state of l->dir as it is now, read without the lock and
+ * changing nothing: 0, or -1 with err. */
+int recover_snapshot(struct store_log *l, struct store_index *x,
+		     struct store_err *err);
+
 #endif

@@ -70,7 +70,17 @@ struct store {
 	int min_free_set;
 	uint64_t min_free;	/* when set by $MSG_STORE_MIN_FREE */
 	uint64_t room;		/* bytes puts may add before statvfs is asked again */
+	int snapshot;		/* read without the lock: no changes */
 };
+
+/* A snapshot takes no changes: 0, or -1 (EROFS). */
+static int changeable(const struct store *s)
+{
+	if (!s->snapshot)
+		return 0;
+	errno = EROFS;
+	return -1;
+}
 
 /* ---- free space ------------------------------------------------------------ */
 
@@ -126,9 +136,12 @@ static int read_env(struct store *s, struct store_err *err)
 	return 0;
 }
 
-struct store *store_open(const char *dir, struct store_err *err)
+/* A store on dir, opened as a holder (locked, recovered) or a snapshot. */
+static struct store *open_store(const char *dir, int snapshot,
+				struct store_err *err)
 {
 	struct store *s = xmalloc(sizeof(*s));
+	int r;
 
 	memset(s, 0, sizeof(*s));
 	memset(err, 0, sizeof(*err));
@@ -136,12 +149,27 @@ struct store *store_open(const char *dir, struct store_err *err)
 	log_init(&s->log, dir);
 	index_init(&s->index);
 	s->lockfd = -1;
-	if (read_env(s, err) < 0 ||
-	    recover_open(&s->log, &s->index, &s->lockfd, err) < 0) {
+	s->snapshot = snapshot;
+	if (snapshot)
+		r = recover_snapshot(&s->log, &s->index, err);
+	else
+		r = read_env(s, err) < 0 ? -1 :
+		    recover_open(&s->log, &s->index, &s->lockfd, err);
+	if (r < 0) {
 		store_close(s);
 		return NULL;
 	}
 	return s;
+}
+
+struct store *store_open(const char *dir, struct store_err *err)
+{
+	return open_store(dir, 0, err);
+}
+
+struct store *store_open_snapshot(const char *dir, struct store_err *err)
+{
+	return open_store(dir, 1, err);
 }
 
 void store_close(struct store *s)
@@ -179,8 +207,8 @@ int store_put(struct store *s, const char *kind, const void *key,
 	struct index_node *n;
 	uint64_t roff = s->log.out.off;
 
-	if (log_usable(&s->log) < 0 || check_name(s, &nm, kind, key, key_len) < 0 ||
-	    check_room(s, rec_len(nm.kind_len, key_len, value_len)) < 0)
+	if (changeable(s) < 0 || log_usable(&s->log) < 0 ||
+	    check_name(s, &nm, kind, key, key_len) < 0 || check_room(s, rec_len(nm.kind_len, key_len, value_len)) < 0)
 		return -1;
 	if (log_append(&s->log, REC_PUT, &nm, value_len ? value : "", value_len,
 		       deadline) < 0)
@@ -198,7 +226,8 @@ int store_delete(struct store *s, const char *kind, const void *key,
 {
 	struct rec_name nm;
 
-	if (log_usable(&s->log) < 0 || check_name(s, &nm, kind, key, key_len) < 0)
+	if (changeable(s) < 0 || log_usable(&s->log) < 0 ||
+	    check_name(s, &nm, kind, key, key_len) < 0)
 		return -1;
 	if (!index_find(&s->index, &nm))
 		return 0;
@@ -224,7 +253,7 @@ static int maybe_compact(struct store *s)
 /* Append the commit record and fsync: the batch is durable. */
 static int commit_batch(struct store *s)
 {
-	int r = log_commit(&s->log);
+	int r = changeable(s) < 0 ? -1 : log_commit(&s->log);
 
 	if (r > 0)
 		s->room = 0;	/* the margin is checked afresh each batch */

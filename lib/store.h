@@ -74,6 +74,14 @@ struct store_stats {
  * turns every fsync off, which makes the store unsafe (benchmarks only).
  */
 struct store *store_open(const char *dir, struct store_err *err);
+/*
+ * The last committed state of the store in dir, read without its lock
+ * and changing nothing, for a reader beside the tool that holds it (an
+ * operator's status command): get and iterate work; puts, deletes and
+ * commits fail (EROFS). NULL with err filled in (exit 66 when dir is
+ * not a store).
+ */
+struct store *store_open_snapshot(const char *dir, struct store_err *err);
 /* Release everything and unlock. Changes not committed are lost: the
  * next open drops whatever of them reached the log. */
 void store_close(struct store *s);

@@ -444,6 +444,55 @@ static void test_busy(void)
 	store_close(t);
 }
 
+/* A reader beside the holder: the committed state, no lock, no changes. */
+static void test_snapshot(void)
+{
+	const char *dir = new_dir();
+	struct store *s = open_ok(dir), *snap;
+	struct store_err err;
+	struct buf k = BUF_INIT;
+
+	put(s, "state", "a", "1", 0);
+	put(s, "state", "b", "2", 7);
+	CHECK(store_commit(s) == 0);
+	put(s, "state", "c", "uncommitted", 0);
+	CHECK(store_delete(s, "state", "a", 1) == 0);
+	snap = store_open_snapshot(dir, &err);	/* beside the lock holder */
+	CHECK(snap != NULL);
+	if (snap) {
+		keys(snap, "state", NULL, &k);
+		CHECK(!strcmp(k.ptr, "a b"));
+		CHECK(holds(snap, "state", "b", "2") == 1);
+		CHECK(store_next_deadline(snap) == 7);
+		errno = 0;
+		CHECK(store_put(snap, "state", "x", 1, "v", 1, 0) < 0 && errno == EROFS);
+		CHECK(store_delete(snap, "state", "a", 1) < 0 && errno == EROFS);
+		CHECK(store_commit(snap) < 0 && errno == EROFS);
+		/* The holder compacts: the snapshot's open log still reads. */
+		CHECK(store_compact(s) == 0);
+		CHECK(holds(snap, "state", "b", "2") == 1);
+		store_close(snap);
+	}
+	snap = store_open_snapshot(dir, &err);	/* the compacted log */
+	CHECK(snap != NULL);
+	if (snap) {
+		keys(snap, "state", NULL, &k);
+		CHECK(!strcmp(k.ptr, "b c"));
+		store_close(snap);
+	}
+	store_close(s);
+	s = open_ok(dir);	/* the snapshot left the store as it was */
+	keys(s, "state", NULL, &k);
+	CHECK(!strcmp(k.ptr, "b c"));
+	store_close(s);
+	snap = store_open_snapshot(top, &err);	/* no store there */
+	CHECK(snap == NULL && err.exit == EX_NOINPUT);
+	CHECK(strstr(err.msg, "not a message store") != NULL);
+	snap = store_open_snapshot(new_dir(), &err);
+	CHECK(snap == NULL && err.exit == EX_NOINPUT);
+	buf_release(&k);
+}
+
 static void test_version(void)
 {
 	const char *dir = new_dir();
@@ -892,6 +941,7 @@ int main(void)
 	test_deadline_order();
 	test_reopen();
 	test_busy();
+	test_snapshot();
 	test_version();
 	test_not_a_store();
 	test_truncated();
