@@ -151,8 +151,14 @@ static void spool_in_close(struct channel_in *in)
 	free(si);
 }
 
+static int spool_in_wait_fd(struct channel_in *in)
+{
+	return spool_wait_fd(((struct spool_in *)in)->sp);
+}
+
 static const struct channel_in_ops spool_in_ops = {
 	.next = spool_next,
+	.wait_fd = spool_in_wait_fd,
 	.done = spool_in_done,
 	.set_aside = spool_in_set_aside,
 	.release = spool_in_release,

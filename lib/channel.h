@@ -107,6 +107,11 @@ int channel_writer_open(const char *addr, struct frame_writer *fw,
  *              that cannot, whose tool exits 65 instead
  *   release    give the source in hand back unread, for the next reader
  *   close      done with the channel, and its memory
+ *   wait_fd    for a reader of several channels at once (poll(2)), a
+ *              kind with no descriptor of its own to wait on (a spool):
+ *              one that becomes readable when next may find more, or
+ *              -1 to look again every little while; NULL for a stream,
+ *              whose source's descriptor is waited on
  *
  * A new kind (an inbox directory, a broker queue) implements these and
  * nothing that reads through them changes.
@@ -140,6 +145,7 @@ struct channel_in_ops {
 	int (*set_aside)(struct channel_in *in, struct buf *where);
 	void (*release)(struct channel_in *in);
 	void (*close)(struct channel_in *in);
+	int (*wait_fd)(struct channel_in *in);
 };
 /* What every kind's input starts with. */
 struct channel_in {

@@ -14,6 +14,7 @@
 
 #include "channel.h"
 #include "diag.h"
+#include "input-parts.h"
 #include "io.h"
 #include "spool.h"
 
@@ -23,7 +24,7 @@
  * sets it aside (a spool, in DIR/bad/), where it waits for whoever mends
  * the flow.
  */
-static void set_aside_current(struct input *in)
+void input_set_aside_current(struct input *in)
 {
 	struct buf where = BUF_INIT;
 
@@ -47,7 +48,7 @@ static int can_set_aside(const struct input *in)
 void input_before_exit(struct input *in, int code)
 {
 	if (can_set_aside(in) && code == EX_DATAERR) {
-		set_aside_current(in);
+		input_set_aside_current(in);
 		/* The messages read before it are done once their outputs are
 		 * out; a tool with state of its own may stop in the middle of
 		 * a message, so its batch is left to be read again. */
@@ -90,7 +91,7 @@ static _Noreturn void reader_failed(struct frame_reader *fr)
 /* The tool's batch_end, when the batch holds a message: 0, or the tool
  * ends now with the status it chose, nothing of the batch made durable
  * or done (a crash there would leave the same). */
-static void tool_batch_end(struct input *in)
+void input_tool_batch_end(struct input *in)
 {
 	int status;
 
@@ -110,9 +111,8 @@ static void tool_batch_end(struct input *in)
  * step only after the one before succeeded: a crash or failure in
  * between means the batch is read again, never lost.
  */
-static void end_batch(struct input *in, struct channel_in *ch, const char *addr)
+void input_outputs_durable(void)
 {
-	tool_batch_end(in);
 	if (frame_writers_flush_all() < 0) {
 		struct frame_writer *fw = frame_writers_failed();
 		if (fw)
@@ -120,6 +120,12 @@ static void end_batch(struct input *in, struct channel_in *ch, const char *addr)
 			    strerror(fw->err));
 		die(EX_IOERR, "cannot write output: %s", strerror(errno));
 	}
+}
+
+static void end_batch(struct input *in, struct channel_in *ch, const char *addr)
+{
+	input_tool_batch_end(in);
+	input_outputs_durable();
 	if (ch->ops->done(ch) < 0)
 		die_errno(EX_IOERR, "cannot remove a message of '%s'", addr);
 }
@@ -133,7 +139,7 @@ static void before_wait(void *arg)
 {
 	struct input *in = arg;
 
-	tool_batch_end(in);
+	input_tool_batch_end(in);
 	if (frame_writers_flush_all() == 0)
 		in->current->ops->done(in->current);
 }
@@ -165,7 +171,7 @@ static int frame_whole(struct frame_reader *fr, int fd)
  * the message in hand. A framing error in one goes with the whole file
  * to --invalid, or the file is set aside; the run goes on either way.
  */
-static int each_frame_of(struct input *in, const struct channel_source *src,
+int input_frames_of(struct input *in, const struct channel_source *src,
 			 struct headers *h)
 {
 	struct frame_reader fr;
@@ -200,7 +206,7 @@ static int each_frame_of(struct input *in, const struct channel_source *src,
  * at the end) or left where it was (74 at the end). A channel on a
  * read-only file system can have nothing claimed: it ends the tool now.
  */
-static void report_entry(struct input *in, struct channel_in *ch,
+void input_report_entry(struct input *in, struct channel_in *ch,
 			 const char *addr, int found,
 			 const struct channel_source *src)
 {
@@ -234,7 +240,7 @@ static int read_source(struct input *in, const struct channel_source *src,
 		in->ops->raw(in->ctx, src->fd, src->name, src->file_name);
 		return 1;
 	}
-	return each_frame_of(in, src, h);
+	return input_frames_of(in, src, h);
 }
 
 /*
@@ -275,7 +281,7 @@ static void each_source(struct input *in, const char *addr, struct headers *h)
 			continue;
 		}
 		if (found != CHANNEL_MESSAGE) {
-			report_entry(in, ch, addr, found, &src);
+			input_report_entry(in, ch, addr, found, &src);
 			continue;
 		}
 		held++;
@@ -289,7 +295,7 @@ static void each_source(struct input *in, const char *addr, struct headers *h)
 			break;
 		}
 		if (in->current_refused) {
-			set_aside_current(in);
+			input_set_aside_current(in);
 			in->current_refused = 0;
 			held--;
 		}

@@ -359,13 +359,10 @@ static int watch_new(struct spool *s)
 	return inotify_add_watch(s->inotify, path, IN_MOVED_TO | IN_CREATE);
 }
 
-/* Sleep until new/ may have changed; 0 when woken by a change, 1 when
- * the time ran out (orphans in cur/ raise no event: look for them then). */
-static int wait_for_new(struct spool *s)
+/* The inotify descriptor watching new/, made on first use; -1 when
+ * there can be none (the reader polls). */
+static int watch_fd(struct spool *s)
 {
-	struct pollfd p;
-	char drain[4096];
-
 	if (s->inotify == -1) {
 		s->inotify = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 		if (s->inotify >= 0 && watch_new(s) < 0) {
@@ -373,7 +370,17 @@ static int wait_for_new(struct spool *s)
 			s->inotify = -2;	/* do not try again: poll */
 		}
 	}
-	if (s->inotify < 0) {
+	return s->inotify < 0 ? -1 : s->inotify;
+}
+
+/* Sleep until new/ may have changed; 0 when woken by a change, 1 when
+ * the time ran out (orphans in cur/ raise no event: look for them then). */
+static int wait_for_new(struct spool *s)
+{
+	struct pollfd p;
+	char drain[4096];
+
+	if (watch_fd(s) < 0) {
 		poll(NULL, 0, timer_wait_ms(POLL_MS));
 		return 1;
 	}
@@ -442,6 +449,22 @@ void spool_entry_release(struct spool_entry *e)
 {
 	buf_release(&e->name);
 	buf_release(&e->where);
+}
+
+int spool_wait_fd(struct spool *s)
+{
+	char drain[4096];
+	int fd;
+
+	if (!s->reading) {
+		s->reading = 1;	/* no horizon: a reader that waits reads all */
+		sweep_tmp(s);
+	}
+	fd = watch_fd(s);
+	if (fd >= 0)
+		while (read(fd, drain, sizeof(drain)) > 0)
+			;
+	return fd;
 }
 
 int spool_claim(struct spool *s, int wait, struct spool_entry *e)

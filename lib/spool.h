@@ -105,6 +105,12 @@ struct spool_entry {
 #define SPOOL_ENTRY_INIT { -1, "new", BUF_INIT, NULL, BUF_INIT, NULL, 0 }
 void spool_entry_release(struct spool_entry *e);
 int spool_claim(struct spool *s, int wait, struct spool_entry *e);
+/* For a reader that waits on several inputs at once (poll(2)): the
+ * descriptor that becomes readable when new/ may have changed, its
+ * pending notices read; -1 when there is none (look every POLL_MS). The
+ * spool is then read to its end whenever it is read, as a waiting
+ * reader's is. */
+int spool_wait_fd(struct spool *s);
 /* The claimed messages are done with: delete them all. */
 int spool_done(struct spool *s);
 /*

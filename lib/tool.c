@@ -13,6 +13,7 @@
 #include "channel.h"
 #include "diag.h"
 #include "input.h"
+#include "input-poll.h"
 #include "io.h"
 #include "message.h"
 #include "msgrec.h"
@@ -577,6 +578,27 @@ void tool_each_raw(struct tool *t, int nargs, char **args, tool_raw_fn fn)
 	input_each_raw(&inputs, input_ops_of(t), &c, nargs, args);
 }
 
+/* The calls polled operands hand their frames to, freed at the end. */
+static struct tool_call **poll_calls;
+static size_t npoll_calls;
+
+struct input_poll *tool_poll_new(struct tool *t)
+{
+	inputs.once = t->once;
+	return input_poll_new(&inputs, t->once);
+}
+
+void tool_poll_add(struct tool *t, struct input_poll *p, const char *addr,
+		   tool_frame_fn fn, unsigned flags)
+{
+	struct tool_call *c = xmalloc(sizeof(*c));
+
+	*c = (struct tool_call){ t, fn, NULL };
+	poll_calls = xrealloc(poll_calls, (npoll_calls + 1) * sizeof(*poll_calls));
+	poll_calls[npoll_calls++] = c;
+	input_poll_add(p, addr, input_ops_of(t), c, flags);
+}
+
 static void close_output(struct frame_writer *fw)
 {
 	if (!fw)
@@ -609,4 +631,8 @@ void tool_finish(struct tool *t)
 	}
 	free(t->ns);
 	t->ns = NULL;
+	while (npoll_calls)
+		free(poll_calls[--npoll_calls]);
+	free(poll_calls);
+	poll_calls = NULL;
 }

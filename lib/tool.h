@@ -122,6 +122,16 @@ typedef void (*tool_raw_fn)(struct tool *t, int fd, const char *name,
 			    const char *file_name);
 void tool_each_raw(struct tool *t, int nargs, char **args, tool_raw_fn fn);
 
+/*
+ * Operands read at once rather than one after another (input-poll.h):
+ * fn gets each frame of addr, as tool_each_frame's does; flags are
+ * input_poll_add's. The tool drives input_poll_round and _wait.
+ */
+struct input_poll;
+struct input_poll *tool_poll_new(struct tool *t);
+void tool_poll_add(struct tool *t, struct input_poll *p, const char *addr,
+		   tool_frame_fn fn, unsigned flags);
+
 /* Open an input operand for reading, dying with exit 66 if it cannot be. */
 int tool_open_input(const char *addr);
 /* End the tool on a reader fault with its diagnostic and exit status. */
