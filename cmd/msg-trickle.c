@@ -22,6 +22,7 @@ static const char usage[] =
 	"                   [-r channel]... [-s expr] [--latest] [--superseded channel]\n"
 	"                   [--stale channel] [--unmatched channel] [--retry-after duration]\n"
 	"                   [--max-attempts n] [--resend-after duration] [--max-in-flight n]\n"
+	"                   [--forget duration]\n"
 	"                   [--ns prefix=uri] [--output channel] [--invalid channel]\n"
 	"                   [--once] [--stats] [input ...]\n"
 	"       msg-trickle status --state dir [--json] [key ...]\n"
@@ -62,7 +63,7 @@ enum {
 enum {
 	OPT_VERSION_ORDER = 0x100, OPT_LATEST, OPT_SUPERSEDED, OPT_STALE,
 	OPT_UNMATCHED, OPT_RETRY_AFTER, OPT_MAX_ATTEMPTS, OPT_RESEND_AFTER,
-	OPT_MAX_IN_FLIGHT, OPT_STATE,
+	OPT_MAX_IN_FLIGHT, OPT_STATE, OPT_FORGET,
 };
 
 static const struct option longopts[] = {
@@ -80,6 +81,7 @@ static const struct option longopts[] = {
 	{ "resend-after", required_argument, NULL, OPT_RESEND_AFTER },
 	{ "max-in-flight", required_argument, NULL, OPT_MAX_IN_FLIGHT },
 	{ "state", required_argument, NULL, OPT_STATE },
+	{ "forget", required_argument, NULL, OPT_FORGET },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -116,6 +118,7 @@ static int option(struct tool *t, int c, const char *arg)
 		opt.tr.max_in_flight = tool_arg_count(t, "--max-in-flight", arg);
 		return 0;
 	case OPT_STATE: opt.state = arg; return 0;
+	case OPT_FORGET: opt.tr.forget = tool_arg_duration(t, "--forget", arg); return 0;
 	}
 	return -1;
 }
@@ -320,7 +323,7 @@ static int all_done(struct tool *t, struct input_poll *p)
 		return 0;
 	if (trickle_in_flight(feed) && input_poll_open(p, RESPONSES))
 		return 0;
-	return !trickle_deadline(feed) || !input_poll_open(p, RESPONSES);
+	return !input_poll_open(p, RESPONSES) || !trickle_retry_pending(feed);
 }
 
 static void run(struct tool *t, int nargs, char **args)
@@ -336,6 +339,10 @@ static void run(struct tool *t, int nargs, char **args)
 	for (size_t i = 0; i < opt.nresponses; i++)
 		tool_poll_add(t, p, opt.responses[i], response_frame,
 			      RESPONSES | INPUT_POLL_REOPEN);
+	for (size_t i = 0; i < opt.nresponses && nargs == 0 && !opt.tr.hold; i++)
+		if (!strcmp(opt.responses[i], "-"))
+			tool_usage_error(t, "requests and responses cannot both be read "
+					 "from stdin: name the requests' input");
 	if (nargs == 0 && !opt.tr.hold) {
 		nargs = 1;
 		args = stdin_only;

@@ -30,6 +30,8 @@ struct trickle {
 	struct buf key, vkey, rec, scratch;
 };
 
+static int load(struct trickle *tr, const char *key, size_t klen);
+
 struct trickle *trickle_new(const struct trickle_opt *opt, struct store *s,
 			    const struct trickle_out *out)
 {
@@ -77,6 +79,20 @@ uint64_t trickle_in_flight(const struct trickle *tr)
 int64_t trickle_deadline(const struct trickle *tr)
 {
 	return store_next_deadline(tr->store);
+}
+
+int trickle_retry_pending(struct trickle *tr)
+{
+	struct store_iter it;
+	struct store_rec rec;
+	int r, pending = 0;
+
+	store_iter_init(&it, tr->store, TRICKLE_ENTITY, "", 0);
+	while (!pending && (r = store_iter_next(&it, &rec, NULL)) == 1)
+		if (rec.deadline && load(tr, rec.key, rec.key_len) > 0)
+			pending = tr->e.state == TR_FAILED;
+	store_iter_release(&it);
+	return pending;
 }
 
 /* ---- entities ---------------------------------------------------------------- */
@@ -290,6 +306,7 @@ static int go_on(struct trickle *tr, const char *key, size_t klen, int64_t now)
 	buf_reset(&e->msgid);
 	if (!r) {
 		e->state = TR_IDLE;
+		e->next_at = tr->opt.forget ? now + tr->opt.forget : 0;
 		return save(tr, key, klen);
 	}
 	if (tr->opt.hold ||
@@ -484,6 +501,10 @@ int trickle_tick(struct trickle *tr, int64_t now)
 		} else if (r > 0 && tr->e.state == TR_IN_FLIGHT) {
 			tr->counts.resent++;
 			r = send_again(tr, key.ptr, key.len, now);
+		} else if (r > 0 && tr->e.state == TR_IDLE) {
+			/* Idle for --forget: what it remembered goes (a
+			 * version at or below its last is no longer stale). */
+			r = store_delete(tr->store, TRICKLE_ENTITY, key.ptr, key.len);
 		} else if (r >= 0) {
 			tr->e.next_at = 0;	/* nothing to do: no timer */
 			r = save(tr, key.ptr, key.len);

@@ -77,6 +77,7 @@ struct trickle_opt {
 	int latest;		/* send only the newest waiting version */
 	int hold;		/* send nothing: what could go is left ready */
 	int64_t retry_after, resend_after;	/* ms, 0: never */
+	int64_t forget;		/* an idle entity's record goes after (ms) */
 	uint64_t max_attempts;	/* 0: no limit */
 	uint64_t max_in_flight;	/* 0: no cap */
 };
@@ -133,8 +134,11 @@ int trickle_command(struct trickle *tr, enum trickle_command c,
 		    const char *key, size_t klen, int64_t now, struct buf *why);
 /* Retries and resends due by now: 0 or -1 (store). */
 int trickle_tick(struct trickle *tr, int64_t now);
-/* The next retry or resend, 0 if none. */
+/* The next timer (a retry, a resend, an idle entity forgotten), 0 if
+ * none. */
 int64_t trickle_deadline(const struct trickle *tr);
+/* Is a failed entity waiting for its --retry-after? */
+int trickle_retry_pending(struct trickle *tr);
 /* Commit, then send what was decided: 0, or -1 with errno (store). */
 int trickle_sync(struct trickle *tr);
 /* Entities in flight now. */
