@@ -82,6 +82,12 @@ show "msg-resequence --stats shuffled.msg | msg-unwrap -H | grep '^Sequence-Numb
 step "Idempotent Receiver: a batch delivered twice (at-least-once); the copies are dropped and counted"
 show "cat shuffled.msg shuffled.msg | msg-dedupe --stats | msg-unwrap -H | grep -c '^Message-Id'"
 
+step "Trickle feed: versions of each purchase order go to the target one at a time, the next only once the target confirmed the one before"
+show "msg-wrap -l data/po-versions.jsonl | msg-translate --set 'Entity-Id=json(\"/po\")' --set 'Entity-Version=json(\"/version\")' > versions.msg"
+show "msg-trickle --state po --once --output sent.msg versions.msg && msg-unwrap -s '\\n' sent.msg && echo && msg-trickle status --state po | cut -f1-3,6"
+show "mkfifo answers.fifo && msg-translate --set \"Correlation-Id=header('Message-Id')\" -H 'Status: success' sent.msg > answers.msg"
+show "msg-trickle --state po -r answers.msg -r answers.fifo --stats < /dev/null | tee more.msg | msg-translate --set \"Correlation-Id=header('Message-Id')\" -H 'Status: success' > answers.fifo; msg-unwrap -s '\\n' more.msg && echo && msg-trickle status --state po | cut -f1-3,7"
+
 step "JSON in, XML out: the JSON mapping as a Normalizer step"
 show "msg-split -r -j /orders data/orders.json | msg-translate --to xml | msg-unwrap -s '\\n' | head -2"
 echo
