@@ -366,6 +366,8 @@ static void pending_add(struct pending *p, struct index_node *n)
 
 static void pending_apply(struct store_index *x, struct pending *p)
 {
+	if (!p->ops)
+		return;	/* an empty batch */
 	for (size_t i = 0; i < p->len; i++) {
 		struct index_node *n = p->ops[i];
 		if (n->op == REC_PUT) {
