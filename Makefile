@@ -28,7 +28,7 @@ ALL_CFLAGS = -std=gnu11 -D_GNU_SOURCE $(OPT) $(WARN) $(EXTRA_CFLAGS) -Ilib $(PKG
 ALL_LDFLAGS = $(LDFLAGS) $(EXTRA_LDFLAGS)
 LIBS = $(PKG_LIBS) -lm
 
-TOOLS = msg-wrap msg-unwrap msg-split msg-route msg-tap msg-translate msg-aggregate msg-resequence msg-dedupe msg-trickle
+TOOLS = msg-wrap msg-unwrap msg-split msg-route msg-tap msg-translate msg-aggregate msg-resequence msg-dedupe msg-trickle msg-exec
 LIB_SRC = $(wildcard lib/*.c)
 LIB_OBJ = $(LIB_SRC:lib/%.c=$(BUILD)/lib/%.o)
 UNIT_SRC = $(wildcard tests/unit/test-*.c)

@@ -63,19 +63,37 @@ static const char *read_headers(const char *p, const char *end,
 {
 	struct buf line = BUF_INIT;
 
-	while (p < end && *p != '\n') {
+	while (p < end && *p != '\n' && !(*p == '\r' && p + 1 < end && p[1] == '\n')) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		if (!nl)
 			break;
 		buf_reset(&line);
-		buf_add(&line, p, (size_t)(nl - p));
+		/* A block as read may end its lines in CRLF. */
+		buf_add(&line, p, (size_t)(nl - p) - (nl > p && nl[-1] == '\r'));
 		if (memchr(line.ptr, '\0', line.len) ||
 		    headers_add_line(h, line.ptr) < 0)
 			break;
 		p = nl + 1;
 	}
 	buf_release(&line);
+	if (p < end && *p == '\r')
+		p++;
 	return p < end && *p == '\n' ? p + 1 : NULL;
+}
+
+/* The end of the header block starting at p: just after its blank line
+ * ("\n", or "\r\n" in a block read with CRLF), or NULL. */
+static const char *block_end(const char *p, const char *end)
+{
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		if (!nl)
+			return NULL;
+		if (nl == p || (nl == p + 1 && *p == '\r'))
+			return nl + 1;
+		p = nl + 1;
+	}
+	return NULL;
 }
 
 int msgrec_split(const char *rec, size_t len, int64_t *arrived,
@@ -86,16 +104,9 @@ int msgrec_split(const char *rec, size_t len, int64_t *arrived,
 
 	if (!p || p == end)
 		goto damaged;
-	/* The block ends at its blank line: the first "\n\n" (or a block
-	 * of that line alone). */
-	if (*p == '\n') {
-		q = p + 1;
-	} else {
-		q = memmem(p, (size_t)(end - p), "\n\n", 2);
-		if (!q)
-			goto damaged;
-		q += 2;
-	}
+	/* The block ends at its blank line. */
+	if (!(q = block_end(p, end)))
+		goto damaged;
 	*block = p;
 	*block_len = (size_t)(q - p);
 	*body = q;

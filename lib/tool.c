@@ -149,7 +149,8 @@ int tool_parse(struct tool *t, int argc, char **argv)
 	char shortopts[128];
 	int c, idx;
 
-	snprintf(shortopts, sizeof(shortopts), ":%s", t->shortopts ? t->shortopts : "");
+	snprintf(shortopts, sizeof(shortopts), "%s:%s", t->options_first ? "+" : "",
+		 t->shortopts ? t->shortopts : "");
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, shortopts, all, &idx)) != -1) {
 		if (c == '?') {

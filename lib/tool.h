@@ -40,6 +40,9 @@ struct tool {
 	/* Set by the tool before tool_parse(). */
 	const char *usage;		/* "usage: msg-x ..." (may be several lines) */
 	const char *shortopts;
+	/* Options end at the first operand (msg-exec: what follows is a
+	 * command line of its own). */
+	int options_first;
 	const struct option *longopts;	/* the tool's own, may be NULL */
 	unsigned common;		/* TOOL_OPT_* */
 	/* Handles one of the tool's own options; returns -1 for a usage error

@@ -1,0 +1,259 @@
+/* msg-exec: Service Activator: a command run once per message, its
+ * output the reply. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "diag.h"
+#include "exec-args.h"
+#include "exec-pool.h"
+#include "exec-reply.h"
+#include "tool.h"
+
+static const char usage[] =
+	"usage: msg-exec [-P n] [--unordered] [--timeout duration] [--kill-after duration]\n"
+	"                [--retry n] [--retry-delay duration] [--retry-max duration]\n"
+	"                [--retry-on codes|any] [--max-output size] [--pass]\n"
+	"                [--failed channel] [--reply-frames] [--no-copy-headers]\n"
+	"                [-t type] [-i channel]... [--output channel] [--invalid channel]\n"
+	"                [--once] [--stats] [--] command [arg ...]";
+
+static struct {
+	struct exec_opt x;
+	struct exec_reply_opt reply;
+	int pass;
+	const char *failed;
+	char **inputs;
+	size_t ninputs;
+	int *retry_on;
+} opt = {
+	.x = {
+		.parallel = 1, .kill_after = 5000, .max_output = 64 << 20,
+		.retry_delay = 1000, .retry_max = 60000,
+	},
+};
+static int default_retry_on[] = { 75 };
+
+static char **command;	/* COMMAND [ARG ...] as given */
+static int ncommand;
+static struct exec_pool *pool;
+static struct frame_writer *failed_out;
+static uint64_t seq;
+
+static struct tool_counter counters[] = {
+	{ "in", 0 }, { "runs", 0 }, { "succeeded", 0 }, { "failed", 0 },
+	{ "retried", 0 }, { "timed-out", 0 }, { "invalid", 0 }, { "replies", 0 },
+	{ NULL, 0 },
+};
+enum { C_IN, C_RUNS, C_SUCCEEDED, C_FAILED, C_RETRIED, C_TIMED_OUT, C_INVALID, C_REPLIES };
+
+enum {
+	OPT_UNORDERED = 0x100, OPT_TIMEOUT, OPT_KILL_AFTER, OPT_RETRY, OPT_RETRY_DELAY,
+	OPT_RETRY_MAX, OPT_RETRY_ON, OPT_MAX_OUTPUT, OPT_PASS, OPT_FAILED,
+	OPT_REPLY_FRAMES, OPT_NO_COPY,
+};
+
+static const struct option longopts[] = {
+	{ "parallel", required_argument, NULL, 'P' },
+	{ "unordered", no_argument, NULL, OPT_UNORDERED },
+	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+	{ "kill-after", required_argument, NULL, OPT_KILL_AFTER },
+	{ "retry", required_argument, NULL, OPT_RETRY },
+	{ "retry-delay", required_argument, NULL, OPT_RETRY_DELAY },
+	{ "retry-max", required_argument, NULL, OPT_RETRY_MAX },
+	{ "retry-on", required_argument, NULL, OPT_RETRY_ON },
+	{ "max-output", required_argument, NULL, OPT_MAX_OUTPUT },
+	{ "pass", no_argument, NULL, OPT_PASS },
+	{ "failed", required_argument, NULL, OPT_FAILED },
+	{ "reply-frames", no_argument, NULL, OPT_REPLY_FRAMES },
+	{ "no-copy-headers", no_argument, NULL, OPT_NO_COPY },
+	{ "content-type", required_argument, NULL, 't' },
+	{ "input", required_argument, NULL, 'i' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* --retry-on: "any", or exit statuses separated by commas. */
+static void retry_on(struct tool *t, const char *arg)
+{
+	char *copy = xstrdup(arg), *save = NULL;
+
+	if (!strcmp(arg, "any")) {
+		opt.x.retry_any = 1;
+		free(copy);
+		return;
+	}
+	opt.x.nretry_on = 0;
+	for (char *w = strtok_r(copy, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+		char *end;
+		long v = strtol(w, &end, 10);
+		if (*end || end == w || v < 0 || v > 255)
+			tool_usage_error(t, "--retry-on wants exit statuses 0 to 255 or 'any', not '%s'", arg);
+		opt.retry_on = xrealloc(opt.retry_on, (opt.x.nretry_on + 1) * sizeof(int));
+		opt.retry_on[opt.x.nretry_on++] = (int)v;
+	}
+	free(copy);
+	opt.x.retry_on = opt.retry_on;
+}
+
+static int option(struct tool *t, int c, const char *arg)
+{
+	switch (c) {
+	case 'P':
+		opt.x.parallel = (unsigned)tool_arg_count(t, "-P", arg);
+		if (!opt.x.parallel || opt.x.parallel > 1024)
+			tool_usage_error(t, "-P wants 1 to 1024 children, not '%s'", arg);
+		return 0;
+	case OPT_UNORDERED: opt.x.unordered = 1; return 0;
+	case OPT_TIMEOUT: opt.x.timeout = tool_arg_duration(t, "--timeout", arg); return 0;
+	case OPT_KILL_AFTER: opt.x.kill_after = tool_arg_duration(t, "--kill-after", arg); return 0;
+	case OPT_RETRY: opt.x.retries = (unsigned)tool_arg_count(t, "--retry", arg); return 0;
+	case OPT_RETRY_DELAY: opt.x.retry_delay = tool_arg_duration(t, "--retry-delay", arg); return 0;
+	case OPT_RETRY_MAX: opt.x.retry_max = tool_arg_duration(t, "--retry-max", arg); return 0;
+	case OPT_RETRY_ON: retry_on(t, arg); return 0;
+	case OPT_MAX_OUTPUT: opt.x.max_output = tool_arg_size(t, "--max-output", arg); return 0;
+	case OPT_PASS: opt.pass = 1; return 0;
+	case OPT_FAILED: opt.failed = arg; return 0;
+	case OPT_REPLY_FRAMES: opt.reply.reply_frames = 1; return 0;
+	case OPT_NO_COPY: opt.reply.no_copy = 1; return 0;
+	case 't': opt.reply.content_type = arg; return 0;
+	case 'i':
+		opt.inputs = xrealloc(opt.inputs, (opt.ninputs + 1) * sizeof(*opt.inputs));
+		opt.inputs[opt.ninputs++] = (char *)arg;
+		return 0;
+	}
+	return -1;
+}
+
+/* ---- results ---- */
+
+/* A final result: its reply, or under --pass the request or its failure. */
+static void job_done(void *ctx, struct exec_job *j)
+{
+	static struct headers h;
+	static int h_ready;
+	struct tool *t = ctx;
+	struct buf why = BUF_INIT;
+	const char *body;
+	size_t len;
+	int ok;
+
+	if (!h_ready)
+		headers_init(&h), h_ready = 1;
+	ok = exec_reply(j, &opt.x, &opt.reply, &h, &body, &len);
+	counters[ok ? C_SUCCEEDED : C_FAILED].n++;
+	if (!opt.pass) {
+		if (tool_write(t->out, &h, body, len, &why) < 0)
+			tool_invalid(t, &j->h, j->body.ptr, j->body.len, "%s", why.ptr);
+		else
+			counters[C_REPLIES].n++;
+	} else if (ok) {
+		if (tool_write_block(t->out, j->block.ptr, j->block.len, j->body.ptr,
+				     j->body.len, &why) < 0)
+			tool_invalid(t, &j->h, j->body.ptr, j->body.len, "%s", why.ptr);
+	} else {
+		const char *reason = headers_get(&h, "Error");
+		if (!failed_out)
+			die(EX_SOFTWARE, "message %s: command failed: %s", j->id,
+			    reason + strlen(progname) + 2);
+		frame_set_error(&j->h, j->body.len, reason);
+		if (tool_write(failed_out, &j->h, j->body.ptr, j->body.len, &why) < 0)
+			tool_invalid(t, &j->h, j->body.ptr, j->body.len, "%s", why.ptr);
+	}
+	buf_release(&why);
+}
+
+/* Every child in hand finished and its result out: before the inputs'
+ * batch is made durable and done. */
+static int batch_end(struct tool *t)
+{
+	(void)t;
+	if (exec_pool_drain(pool) < 0)
+		die_errno(EX_OSERR, "cannot run '%s'", command[0]);
+	return 0;
+}
+
+/* ---- one message ---- */
+
+static int exec_frame(struct tool *t, struct frame_reader *fr, struct headers *h)
+{
+	struct exec_job *j = exec_job_new();
+	struct buf why = BUF_INIT;
+	const char *id = headers_get(h, "Message-Id");
+
+	counters[C_IN].n++;
+	if (tool_read_block(fr, &j->block, &j->body) < 0) {
+		exec_job_free(j);
+		return -1;
+	}
+	if (exec_argv(command, ncommand, h, &j->argv, &why) < 0 ||
+	    exec_envp(h, &j->envp, &why) < 0) {
+		tool_invalid(t, h, j->body.ptr, j->body.len, "%s", why.ptr);
+		exec_job_free(j);
+		buf_release(&why);
+		return 0;
+	}
+	buf_release(&why);
+	headers_copy(&j->h, h);
+	snprintf(j->id, sizeof(j->id), "%s", id ? id : "(no Message-Id)");
+	j->seq = seq++;
+	if (exec_pool_submit(pool, j) < 0)
+		die_errno(EX_OSERR, "cannot run '%s'", command[0]);
+	return 0;
+}
+
+/* ---- start ---- */
+
+int main(int argc, char **argv)
+{
+	static char *stdin_only[] = { "-" };
+	struct tool t = {
+		.usage = usage,
+		.shortopts = "P:t:i:",
+		.options_first = 1,
+		.longopts = longopts,
+		.common = TOOL_OPT_OUTPUT | TOOL_OPT_INVALID | TOOL_OPT_STATS | TOOL_OPT_ONCE,
+		.option = option,
+		.batch_end = batch_end,
+		.counters = counters,
+	};
+	char *path;
+	int first;
+
+	tool_init(&t, argc, argv);
+	first = tool_parse(&t, argc, argv);
+	if (first >= argc)
+		tool_usage_error(&t, "no command to run");
+	if (opt.failed && !opt.pass)
+		tool_usage_error(&t, "--failed goes with --pass");
+	command = argv + first;
+	ncommand = argc - first;
+	if (!(path = exec_resolve(command[0])))
+		die_errno(EX_UNAVAILABLE, "cannot run '%s'", command[0]);
+	opt.x.path = path;
+	if (!opt.x.retry_any && !opt.x.nretry_on) {
+		opt.x.retry_on = default_retry_on;
+		opt.x.nretry_on = 1;
+	}
+	opt.reply.progname = progname;
+	tool_open_outputs(&t);
+	if (opt.failed)
+		failed_out = tool_add_output(&t, opt.failed);
+	pool = exec_pool_new(&opt.x, job_done, &t);
+	tool_each_frame(&t, opt.ninputs ? (int)opt.ninputs : 1,
+			opt.ninputs ? opt.inputs : stdin_only, exec_frame);
+	batch_end(&t);
+	counters[C_RUNS].n = exec_pool_counts(pool)->runs;
+	counters[C_RETRIED].n = exec_pool_counts(pool)->retried;
+	counters[C_TIMED_OUT].n = exec_pool_counts(pool)->timed_out;
+	int cut = exec_pool_counts(pool)->cut_short > 0;
+	tool_finish(&t);
+	exec_pool_free(pool);
+	free(path);
+	free(opt.inputs);
+	free(opt.retry_on);
+	if (cut)
+		return EX_TEMPFAIL;
+	return tool_inputs_status();
+}

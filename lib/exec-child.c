@@ -1,0 +1,289 @@
+/*
+ * exec-child: one run of msg-exec's command (exec.h). The child gets the
+ * body on its stdin, our pipes on its stdout and stderr, and nothing
+ * else of ours: descriptors 3 and up are closed for it, and the signals
+ * msg-exec catches or ignores are back to their defaults. It leads a
+ * process group of its own, so that a timeout stops whatever it started.
+ *
+ * Its end is seen on a pidfd (poll(2) says when it exits), not on its
+ * pipes reaching EOF: a grandchild that keeps them open must not hold
+ * the reply back. What it wrote before it exited is in the pipes and is
+ * read out then.
+ */
+#include "exec.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "diag.h"
+
+/* Signals msg-exec catches or ignores, which the child must not inherit
+ * that way (an ignored SIGPIPE would stay ignored across exec). */
+static const int reset_signals[] = { SIGPIPE, SIGTERM, SIGINT, SIGHUP, SIGCHLD };
+
+static void close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+static int spawn(struct exec_child *c, const struct exec_opt *o, int in[2],
+		 int out[2], int err[2])
+{
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t at;
+	sigset_t none, dflt;
+	int r;
+
+	sigemptyset(&none);
+	sigemptyset(&dflt);
+	for (size_t i = 0; i < sizeof(reset_signals) / sizeof(*reset_signals); i++)
+		sigaddset(&dflt, reset_signals[i]);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, in[0], 0);
+	posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+	posix_spawn_file_actions_adddup2(&fa, err[1], 2);
+	/* Whatever we inherited without close-on-exec stays ours. */
+	posix_spawn_file_actions_addclosefrom_np(&fa, 3);
+	posix_spawnattr_init(&at);
+	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
+				      POSIX_SPAWN_SETSIGDEF);
+	posix_spawnattr_setpgroup(&at, 0);
+	posix_spawnattr_setsigmask(&at, &none);
+	posix_spawnattr_setsigdefault(&at, &dflt);
+	r = posix_spawn(&c->pid, o->path, &fa, &at, c->job->argv, c->job->envp);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&at);
+	return r;
+}
+
+int exec_child_start(struct exec_child *c, struct exec_job *j,
+		     const struct exec_opt *o, int64_t now)
+{
+	int in[2], out[2], err[2], r;
+
+	memset(c, 0, sizeof(*c));
+	c->job = j;
+	c->in_fd = c->out_fd = c->err_fd = c->pidfd = -1;
+	buf_init(&c->err_line, 0);
+	buf_reset(&j->out);
+	buf_reset(&j->last_err);
+	j->finished = 0;
+	if (pipe2(in, O_CLOEXEC) < 0)
+		return -1;
+	if (pipe2(out, O_CLOEXEC) < 0) {
+		close(in[0]), close(in[1]);
+		return -1;
+	}
+	if (pipe2(err, O_CLOEXEC) < 0) {
+		close(in[0]), close(in[1]), close(out[0]), close(out[1]);
+		return -1;
+	}
+	r = spawn(c, o, in, out, err);
+	close(in[0]), close(out[1]), close(err[1]);
+	c->in_fd = in[1];
+	c->out_fd = out[0];
+	c->err_fd = err[0];
+	if (r) {
+		close_fd(&c->in_fd), close_fd(&c->out_fd), close_fd(&c->err_fd);
+		buf_release(&c->err_line);
+		errno = r;
+		return -1;
+	}
+	fcntl(c->in_fd, F_SETFL, O_NONBLOCK);
+	fcntl(c->out_fd, F_SETFL, O_NONBLOCK);
+	fcntl(c->err_fd, F_SETFL, O_NONBLOCK);
+	c->pidfd = (int)syscall(SYS_pidfd_open, c->pid, 0);
+	if (c->pidfd >= 0)
+		fcntl(c->pidfd, F_SETFD, FD_CLOEXEC);
+	if (!j->body.len)
+		close_fd(&c->in_fd);
+	if (o->timeout)
+		c->term_at = now + o->timeout;
+	return 0;
+}
+
+int exec_child_poll(const struct exec_child *c, struct pollfd *fds)
+{
+	int n = 0;
+
+	if (c->in_fd >= 0)
+		fds[n++] = (struct pollfd){ .fd = c->in_fd, .events = POLLOUT };
+	if (c->out_fd >= 0)
+		fds[n++] = (struct pollfd){ .fd = c->out_fd, .events = POLLIN };
+	if (c->err_fd >= 0)
+		fds[n++] = (struct pollfd){ .fd = c->err_fd, .events = POLLIN };
+	if (c->pidfd >= 0)
+		fds[n++] = (struct pollfd){ .fd = c->pidfd, .events = POLLIN };
+	return n;
+}
+
+int64_t exec_child_deadline(const struct exec_child *c)
+{
+	if (c->kill_at)
+		return c->kill_at;
+	return c->term_at;
+}
+
+static void signal_group(struct exec_child *c, int sig)
+{
+	kill(-c->pid, sig);
+}
+
+void exec_child_stop(struct exec_child *c, const struct exec_opt *o,
+		     int64_t now, enum exec_end why)
+{
+	if (c->killed_for)
+		return;
+	c->killed_for = why;
+	if (why == EXEC_OVER_OUTPUT) {
+		signal_group(c, SIGKILL);
+		return;
+	}
+	signal_group(c, SIGTERM);
+	c->term_at = 0;
+	c->kill_at = now + o->kill_after;
+}
+
+/* The body into the child's stdin, as much as the pipe takes. A child
+ * that closed its stdin is not an error: it did not want the rest. */
+static void feed(struct exec_child *c)
+{
+	const struct buf *b = &c->job->body;
+	ssize_t n = write(c->in_fd, b->ptr + c->in_off, b->len - c->in_off);
+
+	if (n > 0)
+		c->in_off += (size_t)n;
+	if ((n < 0 && errno != EAGAIN && errno != EINTR) || c->in_off == b->len)
+		close_fd(&c->in_fd);
+}
+
+/* A whole line of the child's stderr: passed on, named by the request;
+ * the last non-empty one kept for the reply's Error. */
+static void err_line(struct exec_child *c, const char *p, size_t n)
+{
+	if (n && p[n - 1] == '\r')
+		n--;
+	warnx_msg("%s: %.*s", c->job->id, (int)n, p);
+	if (n) {
+		buf_reset(&c->job->last_err);
+		buf_add(&c->job->last_err, p, n);
+	}
+}
+
+static void take_err(struct exec_child *c, const char *p, size_t n, int at_end)
+{
+	const char *nl;
+
+	buf_add(&c->err_line, p, n);
+	while ((nl = memchr(c->err_line.ptr, '\n', c->err_line.len))) {
+		size_t len = (size_t)(nl - c->err_line.ptr);
+		err_line(c, c->err_line.ptr, len);
+		memmove(c->err_line.ptr, nl + 1, c->err_line.len - len - 1);
+		buf_setlen(&c->err_line, c->err_line.len - len - 1);
+	}
+	/* A line too long to wait for, or the last one, unterminated. */
+	if ((at_end && c->err_line.len) || c->err_line.len > 4096) {
+		err_line(c, c->err_line.ptr, c->err_line.len);
+		buf_reset(&c->err_line);
+	}
+}
+
+/* What a pipe holds now: 1 while open, 0 once at its end (closed). */
+static int drain(struct exec_child *c, int *fd, int is_out,
+		 const struct exec_opt *o, int64_t now)
+{
+	char chunk[65536];
+	ssize_t n;
+
+	while ((n = read(*fd, chunk, sizeof(chunk))) > 0) {
+		if (!is_out) {
+			take_err(c, chunk, (size_t)n, 0);
+			continue;
+		}
+		if (c->job->out.len + (size_t)n > o->max_output) {
+			exec_child_stop(c, o, now, EXEC_OVER_OUTPUT);
+			close_fd(fd);
+			return 0;
+		}
+		buf_add(&c->job->out, chunk, (size_t)n);
+	}
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return 1;
+	if (!is_out)
+		take_err(c, "", 0, 1);
+	close_fd(fd);
+	return 0;
+}
+
+/* Has the child exited? Reaped then, its status in its job. */
+static int reap(struct exec_child *c)
+{
+	int st;
+	pid_t r = waitpid(c->pid, &st, WNOHANG);
+
+	if (r != c->pid)
+		return 0;
+	c->reaped = 1;
+	if (WIFSIGNALED(st)) {
+		c->job->end = EXEC_SIGNALED;
+		c->job->status = WTERMSIG(st);
+	} else {
+		c->job->end = EXEC_EXITED;
+		c->job->status = WEXITSTATUS(st);
+	}
+	if (c->killed_for)
+		c->job->end = (enum exec_end)c->killed_for;
+	return 1;
+}
+
+/* The child is gone: what its pipes hold now is its output; a
+ * grandchild that keeps them open is not waited for. */
+static void finish(struct exec_child *c, const struct exec_opt *o, int64_t now)
+{
+	if (c->out_fd >= 0)
+		drain(c, &c->out_fd, 1, o, now);
+	if (c->err_fd >= 0)
+		drain(c, &c->err_fd, 0, o, now);
+	if (c->err_line.len)
+		take_err(c, "", 0, 1);
+	close_fd(&c->in_fd);
+	close_fd(&c->out_fd);
+	close_fd(&c->err_fd);
+	close_fd(&c->pidfd);
+	buf_release(&c->err_line);
+	c->job->finished = 1;
+}
+
+int exec_child_step(struct exec_child *c, const struct pollfd *fds, int n,
+		    const struct exec_opt *o, int64_t now)
+{
+	for (int i = 0; i < n; i++) {
+		if (!fds[i].revents)
+			continue;
+		if (fds[i].fd == c->in_fd)
+			feed(c);
+		else if (fds[i].fd == c->out_fd)
+			drain(c, &c->out_fd, 1, o, now);
+		else if (fds[i].fd == c->err_fd)
+			drain(c, &c->err_fd, 0, o, now);
+	}
+	if (c->term_at && now >= c->term_at)
+		exec_child_stop(c, o, now, EXEC_TIMED_OUT);
+	else if (c->kill_at && now >= c->kill_at) {
+		signal_group(c, SIGKILL);
+		c->kill_at = 0;
+	}
+	if (!reap(c))
+		return 0;
+	finish(c, o, now);
+	return 1;
+}
