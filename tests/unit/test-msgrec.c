@@ -67,6 +67,29 @@ static void test_round_trip(void)
 	headers_release(&h);
 }
 
+/* A block kept as read may end its lines in CRLF: split and parsed the
+ * same, the body starting after the blank CRLF line. */
+static void test_crlf_block(void)
+{
+	static const char block[] = "A: 1\r\nB: two\r\nContent-Length: 3\r\n\r\n";
+	struct buf rec = BUF_INIT;
+	struct headers h = HEADERS_INIT;
+	const char *b, *body;
+	size_t blen, len;
+	int64_t at;
+
+	msgrec_encode_block(&rec, 9, block, sizeof(block) - 1, "a\n\nb", 4);
+	CHECK(msgrec_split(rec.ptr, rec.len, &at, &b, &blen, &body, &len) == 0);
+	CHECK(at == 9 && blen == sizeof(block) - 1 && !memcmp(b, block, blen));
+	CHECK(len == 4 && !memcmp(body, "a\n\nb", 4));
+	CHECK(msgrec_parse_block(b, blen, &h) == 0);
+	CHECK(headers_count(&h) == 3);
+	CHECK_STR(headers_get(&h, "B"), "two");
+	CHECK(decodes_to(rec.ptr, rec.len, 9, "A: 1|B: two|Content-Length: 3", "a\n\nb", 4));
+	buf_release(&rec);
+	headers_release(&h);
+}
+
 static void test_damaged(void)
 {
 	static const char *const bad[] = {
@@ -145,6 +168,7 @@ static void test_key(void)
 int main(void)
 {
 	test_round_trip();
+	test_crlf_block();
 	test_damaged();
 	test_read_ms();
 	test_key();
