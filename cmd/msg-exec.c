@@ -8,6 +8,7 @@
 
 #include "diag.h"
 #include "exec-args.h"
+#include "exec-coproc.h"
 #include "exec-pool.h"
 #include "exec-reply.h"
 #include "tool.h"
@@ -23,7 +24,7 @@ static const char usage[] =
 static struct {
 	struct exec_opt x;
 	struct exec_reply_opt reply;
-	int pass;
+	int pass, coprocess;
 	const char *failed;
 	char **inputs;
 	size_t ninputs;
@@ -39,8 +40,11 @@ static int default_retry_on[] = { 75 };
 static char **command;	/* COMMAND [ARG ...] as given */
 static int ncommand;
 static struct exec_pool *pool;
+static struct exec_coproc *coproc;
+extern char **environ;
 static struct frame_writer *failed_out;
 static uint64_t seq;
+static int in_pool;	/* a result is being handed back */
 
 static struct tool_counter counters[] = {
 	{ "in", 0 }, { "runs", 0 }, { "succeeded", 0 }, { "failed", 0 },
@@ -52,7 +56,7 @@ enum { C_IN, C_RUNS, C_SUCCEEDED, C_FAILED, C_RETRIED, C_TIMED_OUT, C_INVALID, C
 enum {
 	OPT_UNORDERED = 0x100, OPT_TIMEOUT, OPT_KILL_AFTER, OPT_RETRY, OPT_RETRY_DELAY,
 	OPT_RETRY_MAX, OPT_RETRY_ON, OPT_MAX_OUTPUT, OPT_PASS, OPT_FAILED,
-	OPT_REPLY_FRAMES, OPT_NO_COPY,
+	OPT_REPLY_FRAMES, OPT_NO_COPY, OPT_COPROCESS,
 };
 
 static const struct option longopts[] = {
@@ -69,6 +73,7 @@ static const struct option longopts[] = {
 	{ "failed", required_argument, NULL, OPT_FAILED },
 	{ "reply-frames", no_argument, NULL, OPT_REPLY_FRAMES },
 	{ "no-copy-headers", no_argument, NULL, OPT_NO_COPY },
+	{ "coprocess", no_argument, NULL, OPT_COPROCESS },
 	{ "content-type", required_argument, NULL, 't' },
 	{ "input", required_argument, NULL, 'i' },
 	{ NULL, 0, NULL, 0 },
@@ -117,6 +122,7 @@ static int option(struct tool *t, int c, const char *arg)
 	case OPT_FAILED: opt.failed = arg; return 0;
 	case OPT_REPLY_FRAMES: opt.reply.reply_frames = 1; return 0;
 	case OPT_NO_COPY: opt.reply.no_copy = 1; return 0;
+	case OPT_COPROCESS: opt.coprocess = 1; return 0;
 	case 't': opt.reply.content_type = arg; return 0;
 	case 'i':
 		opt.inputs = xrealloc(opt.inputs, (opt.ninputs + 1) * sizeof(*opt.inputs));
@@ -141,6 +147,7 @@ static void job_done(void *ctx, struct exec_job *j)
 
 	if (!h_ready)
 		headers_init(&h), h_ready = 1;
+	in_pool = 1;
 	ok = exec_reply(j, &opt.x, &opt.reply, &h, &body, &len);
 	counters[ok ? C_SUCCEEDED : C_FAILED].n++;
 	if (!opt.pass) {
@@ -161,6 +168,7 @@ static void job_done(void *ctx, struct exec_job *j)
 		if (tool_write(failed_out, &j->h, j->body.ptr, j->body.len, &why) < 0)
 			tool_invalid(t, &j->h, j->body.ptr, j->body.len, "%s", why.ptr);
 	}
+	in_pool = 0;
 	buf_release(&why);
 }
 
@@ -169,9 +177,20 @@ static void job_done(void *ctx, struct exec_job *j)
 static int batch_end(struct tool *t)
 {
 	(void)t;
-	if (exec_pool_drain(pool) < 0)
+	if ((coproc ? exec_coproc_drain(coproc) : exec_pool_drain(pool)) < 0)
 		die_errno(EX_OSERR, "cannot run '%s'", command[0]);
 	return 0;
+}
+
+/* A stop at bad data: the children in hand are for messages before it,
+ * whose replies go out first (not from inside the pool itself). */
+static void before_data_exit(struct tool *t)
+{
+	static int once;
+
+	if (once++ || in_pool)
+		return;
+	batch_end(t);
 }
 
 /* ---- one message ---- */
@@ -186,6 +205,13 @@ static int exec_frame(struct tool *t, struct frame_reader *fr, struct headers *h
 	if (tool_read_block(fr, &j->block, &j->body) < 0) {
 		exec_job_free(j);
 		return -1;
+	}
+	if (coproc) {
+		headers_copy(&j->h, h);
+		snprintf(j->id, sizeof(j->id), "%s", id ? id : "(no Message-Id)");
+		if (exec_coproc_submit(coproc, j) < 0)
+			die_errno(EX_OSERR, "cannot run '%s'", command[0]);
+		return 0;
 	}
 	if (exec_argv(command, ncommand, h, &j->argv, &why) < 0 ||
 	    exec_envp(h, &j->envp, &why) < 0) {
@@ -216,6 +242,7 @@ int main(int argc, char **argv)
 		.common = TOOL_OPT_OUTPUT | TOOL_OPT_INVALID | TOOL_OPT_STATS | TOOL_OPT_ONCE,
 		.option = option,
 		.batch_end = batch_end,
+		.before_data_exit = before_data_exit,
 		.counters = counters,
 	};
 	char *path;
@@ -227,6 +254,14 @@ int main(int argc, char **argv)
 		tool_usage_error(&t, "no command to run");
 	if (opt.failed && !opt.pass)
 		tool_usage_error(&t, "--failed goes with --pass");
+	if (opt.coprocess && opt.x.parallel > 1)
+		tool_usage_error(&t, "--coprocess runs one process: no -P");
+	for (int i = first; opt.coprocess && i < argc; i++)
+		if (strchr(argv[i], '{'))
+			tool_usage_error(&t, "--coprocess runs one command for every message: "
+					 "no {Name} in '%s'", argv[i]);
+	if (opt.coprocess)
+		opt.reply.reply_frames = 1;
 	command = argv + first;
 	ncommand = argc - first;
 	if (!(path = exec_resolve(command[0])))
@@ -240,16 +275,24 @@ int main(int argc, char **argv)
 	tool_open_outputs(&t);
 	if (opt.failed)
 		failed_out = tool_add_output(&t, opt.failed);
-	pool = exec_pool_new(&opt.x, job_done, &t);
+	if (opt.coprocess)
+		coproc = exec_coproc_new(&opt.x, command, environ, job_done, &t);
+	else
+		pool = exec_pool_new(&opt.x, job_done, &t);
 	tool_each_frame(&t, opt.ninputs ? (int)opt.ninputs : 1,
 			opt.ninputs ? opt.inputs : stdin_only, exec_frame);
 	batch_end(&t);
-	counters[C_RUNS].n = exec_pool_counts(pool)->runs;
-	counters[C_RETRIED].n = exec_pool_counts(pool)->retried;
-	counters[C_TIMED_OUT].n = exec_pool_counts(pool)->timed_out;
-	int cut = exec_pool_counts(pool)->cut_short > 0;
+	if (coproc)
+		exec_coproc_end(coproc);	/* its end waited for, counted */
+	const struct exec_pool_counts *n = coproc ? exec_coproc_counts(coproc) :
+						    exec_pool_counts(pool);
+	counters[C_RUNS].n = n->runs;
+	counters[C_RETRIED].n = n->retried;
+	counters[C_TIMED_OUT].n = n->timed_out;
+	int cut = n->cut_short > 0;
 	tool_finish(&t);
 	exec_pool_free(pool);
+	exec_coproc_free(coproc);
 	free(path);
 	free(opt.inputs);
 	free(opt.retry_on);

@@ -35,14 +35,24 @@ static void close_fd(int *fd)
 	*fd = -1;
 }
 
-static int spawn(struct exec_child *c, const struct exec_opt *o, int in[2],
-		 int out[2], int err[2])
+int exec_spawn(const char *path, char **argv, char **envp, pid_t *pid,
+	       int *in_fd, int *out_fd, int *err_fd)
 {
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t at;
 	sigset_t none, dflt;
-	int r;
+	int in[2], out[2], err[2], r;
 
+	if (pipe2(in, O_CLOEXEC) < 0)
+		return -1;
+	if (pipe2(out, O_CLOEXEC) < 0) {
+		close(in[0]), close(in[1]);
+		return -1;
+	}
+	if (pipe2(err, O_CLOEXEC) < 0) {
+		close(in[0]), close(in[1]), close(out[0]), close(out[1]);
+		return -1;
+	}
 	sigemptyset(&none);
 	sigemptyset(&dflt);
 	for (size_t i = 0; i < sizeof(reset_signals) / sizeof(*reset_signals); i++)
@@ -59,56 +69,71 @@ static int spawn(struct exec_child *c, const struct exec_opt *o, int in[2],
 	posix_spawnattr_setpgroup(&at, 0);
 	posix_spawnattr_setsigmask(&at, &none);
 	posix_spawnattr_setsigdefault(&at, &dflt);
-	r = posix_spawn(&c->pid, o->path, &fa, &at, c->job->argv, c->job->envp);
+	r = posix_spawn(pid, path, &fa, &at, argv, envp);
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&at);
-	return r;
+	close(in[0]), close(out[1]), close(err[1]);
+	if (r) {
+		close(in[1]), close(out[0]), close(err[0]);
+		errno = r;
+		return -1;
+	}
+	*in_fd = in[1];
+	*out_fd = out[0];
+	*err_fd = err[0];
+	fcntl(*in_fd, F_SETFL, O_NONBLOCK);
+	fcntl(*out_fd, F_SETFL, O_NONBLOCK);
+	fcntl(*err_fd, F_SETFL, O_NONBLOCK);
+	return 0;
+}
+
+void exec_lines(struct buf *pending, const char *p, size_t n, int at_end,
+		void (*line)(void *ctx, const char *p, size_t n), void *ctx)
+{
+	const char *nl;
+
+	buf_add(pending, p, n);
+	while ((nl = memchr(pending->ptr, '\n', pending->len))) {
+		size_t len = (size_t)(nl - pending->ptr);
+		line(ctx, pending->ptr, len && nl[-1] == '\r' ? len - 1 : len);
+		memmove(pending->ptr, nl + 1, pending->len - len - 1);
+		buf_setlen(pending, pending->len - len - 1);
+	}
+	/* A line too long to wait for, or the last one, unterminated. */
+	if ((at_end && pending->len) || pending->len > 4096) {
+		line(ctx, pending->ptr, pending->len);
+		buf_reset(pending);
+	}
 }
 
 int exec_child_start(struct exec_child *c, struct exec_job *j,
 		     const struct exec_opt *o, int64_t now)
 {
-	int in[2], out[2], err[2], r;
-
 	memset(c, 0, sizeof(*c));
 	c->job = j;
 	c->in_fd = c->out_fd = c->err_fd = c->pidfd = -1;
-	buf_init(&c->err_line, 0);
 	buf_reset(&j->out);
 	buf_reset(&j->last_err);
 	j->finished = 0;
-	if (pipe2(in, O_CLOEXEC) < 0)
+	if (exec_spawn(o->path, j->argv, j->envp, &c->pid, &c->in_fd, &c->out_fd,
+		       &c->err_fd) < 0)
 		return -1;
-	if (pipe2(out, O_CLOEXEC) < 0) {
-		close(in[0]), close(in[1]);
-		return -1;
-	}
-	if (pipe2(err, O_CLOEXEC) < 0) {
-		close(in[0]), close(in[1]), close(out[0]), close(out[1]);
-		return -1;
-	}
-	r = spawn(c, o, in, out, err);
-	close(in[0]), close(out[1]), close(err[1]);
-	c->in_fd = in[1];
-	c->out_fd = out[0];
-	c->err_fd = err[0];
-	if (r) {
-		close_fd(&c->in_fd), close_fd(&c->out_fd), close_fd(&c->err_fd);
-		buf_release(&c->err_line);
-		errno = r;
-		return -1;
-	}
-	fcntl(c->in_fd, F_SETFL, O_NONBLOCK);
-	fcntl(c->out_fd, F_SETFL, O_NONBLOCK);
-	fcntl(c->err_fd, F_SETFL, O_NONBLOCK);
-	c->pidfd = (int)syscall(SYS_pidfd_open, c->pid, 0);
-	if (c->pidfd >= 0)
-		fcntl(c->pidfd, F_SETFD, FD_CLOEXEC);
+	buf_init(&c->err_line, 0);
+	c->pidfd = exec_pidfd(c->pid);
 	if (!j->body.len)
 		close_fd(&c->in_fd);
 	if (o->timeout)
 		c->term_at = now + o->timeout;
 	return 0;
+}
+
+int exec_pidfd(pid_t pid)
+{
+	int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+
+	if (fd >= 0)
+		fcntl(fd, F_SETFD, FD_CLOEXEC);
+	return fd;
 }
 
 int exec_child_poll(const struct exec_child *c, struct pollfd *fds)
@@ -168,10 +193,10 @@ static void feed(struct exec_child *c)
 
 /* A whole line of the child's stderr: passed on, named by the request;
  * the last non-empty one kept for the reply's Error. */
-static void err_line(struct exec_child *c, const char *p, size_t n)
+static void err_line(void *ctx, const char *p, size_t n)
 {
-	if (n && p[n - 1] == '\r')
-		n--;
+	struct exec_child *c = ctx;
+
 	warnx_msg("%s: %.*s", c->job->id, (int)n, p);
 	if (n) {
 		buf_reset(&c->job->last_err);
@@ -181,20 +206,7 @@ static void err_line(struct exec_child *c, const char *p, size_t n)
 
 static void take_err(struct exec_child *c, const char *p, size_t n, int at_end)
 {
-	const char *nl;
-
-	buf_add(&c->err_line, p, n);
-	while ((nl = memchr(c->err_line.ptr, '\n', c->err_line.len))) {
-		size_t len = (size_t)(nl - c->err_line.ptr);
-		err_line(c, c->err_line.ptr, len);
-		memmove(c->err_line.ptr, nl + 1, c->err_line.len - len - 1);
-		buf_setlen(&c->err_line, c->err_line.len - len - 1);
-	}
-	/* A line too long to wait for, or the last one, unterminated. */
-	if ((at_end && c->err_line.len) || c->err_line.len > 4096) {
-		err_line(c, c->err_line.ptr, c->err_line.len);
-		buf_reset(&c->err_line);
-	}
+	exec_lines(&c->err_line, p, n, at_end, err_line, c);
 }
 
 /* What a pipe holds now: 1 while open, 0 once at its end (closed). */

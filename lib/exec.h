@@ -82,6 +82,18 @@ struct exec_child {
 	int reaped;
 };
 
+/* Start path with argv and envp in a process group of its own, only
+ * fds 0-2 its, signals at their defaults; its stdin, stdout and stderr
+ * our non-blocking pipe ends. 0, or -1 with errno. */
+int exec_spawn(const char *path, char **argv, char **envp, pid_t *pid,
+	       int *in_fd, int *out_fd, int *err_fd);
+/* A descriptor readable once pid exits, or -1 (then poll waitpid). */
+int exec_pidfd(pid_t pid);
+/* Bytes of a stream split into lines for line (CR LF as LF): what is
+ * not yet a line waits in pending, unless at_end or over 4 KiB. */
+void exec_lines(struct buf *pending, const char *p, size_t n, int at_end,
+		void (*line)(void *ctx, const char *p, size_t n), void *ctx);
+
 /* Start j's command: 0, or -1 with errno (the process could not be
  * made: EAGAIN, EMFILE... a fault of the machine, not of the message). */
 int exec_child_start(struct exec_child *c, struct exec_job *j,

@@ -47,9 +47,13 @@ static const struct {
 /* The inputs of this program: one, reached by the exit hook and by
  * tool_refuse, which have no tool at hand. */
 static struct input inputs;
+/* The tool, for its own step before a stop at bad data. */
+static struct tool *the_tool;
 
 static void before_exit(int code)
 {
+	if (code == EX_DATAERR && the_tool && the_tool->before_data_exit)
+		the_tool->before_data_exit(the_tool);
 	frame_writers_flush_whole();
 	input_before_exit(&inputs, code);
 }
@@ -70,6 +74,7 @@ void tool_init(struct tool *t, int argc, char **argv)
 	diag_init(argc > 0 ? argv[0] : NULL);
 	/* die() first writes out what earlier messages produced
 	 * (doc/design.md, "Errors and exit status"). */
+	the_tool = t;
 	diag_set_exit_hook(before_exit);
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGTERM, &sa, NULL);

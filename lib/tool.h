@@ -64,6 +64,10 @@ struct tool {
 	 * batch in cur/ too, whatever the status.
 	 */
 	int (*batch_end)(struct tool *t);
+	/* Optional: the tool stops at a message it cannot process (65):
+	 * what it holds for the messages before (msg-exec's children) is
+	 * finished and written first, as a stop at bad data promises. */
+	void (*before_data_exit)(struct tool *t);
 	void *ctx;
 
 	/* Filled by tool_parse() and tool_open_outputs(). */
