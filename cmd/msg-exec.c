@@ -1,6 +1,7 @@
 /* msg-exec: Service Activator: a command run once per message, its
  * output the reply. */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,7 @@ static struct {
 } opt = {
 	.x = {
 		.parallel = 1, .kill_after = 5000, .max_output = 64 << 20,
+		.max_output_text = "64M",
 		.retry_delay = 1000, .retry_max = 60000,
 	},
 };
@@ -117,7 +119,10 @@ static int option(struct tool *t, int c, const char *arg)
 	case OPT_RETRY_DELAY: opt.x.retry_delay = tool_arg_duration(t, "--retry-delay", arg); return 0;
 	case OPT_RETRY_MAX: opt.x.retry_max = tool_arg_duration(t, "--retry-max", arg); return 0;
 	case OPT_RETRY_ON: retry_on(t, arg); return 0;
-	case OPT_MAX_OUTPUT: opt.x.max_output = tool_arg_size(t, "--max-output", arg); return 0;
+	case OPT_MAX_OUTPUT:
+		opt.x.max_output = tool_arg_size(t, "--max-output", arg);
+		opt.x.max_output_text = arg;
+		return 0;
 	case OPT_PASS: opt.pass = 1; return 0;
 	case OPT_FAILED: opt.failed = arg; return 0;
 	case OPT_REPLY_FRAMES: opt.reply.reply_frames = 1; return 0;
@@ -245,10 +250,13 @@ int main(int argc, char **argv)
 		.before_data_exit = before_data_exit,
 		.counters = counters,
 	};
+	struct buf why = BUF_INIT;
 	char *path;
 	int first;
 
 	tool_init(&t, argc, argv);
+	/* A command that does not read all of its stdin is no error of ours. */
+	signal(SIGPIPE, SIG_IGN);
 	first = tool_parse(&t, argc, argv);
 	if (first >= argc)
 		tool_usage_error(&t, "no command to run");
@@ -264,6 +272,8 @@ int main(int argc, char **argv)
 		opt.reply.reply_frames = 1;
 	command = argv + first;
 	ncommand = argc - first;
+	if (exec_check_names(command, ncommand, &why) < 0)
+		tool_usage_error(&t, "%s", why.ptr);
 	if (!(path = exec_resolve(command[0])))
 		die_errno(EX_UNAVAILABLE, "cannot run '%s'", command[0]);
 	opt.x.path = path;

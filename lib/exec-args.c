@@ -181,3 +181,25 @@ char *exec_resolve(const char *name)
 	errno = ENOENT;
 	return NULL;
 }
+
+int exec_check_names(char *const *args, int n, struct buf *why)
+{
+	for (int i = 0; i < n; i++)
+		for (const char *p = args[i]; *p; p++) {
+			const char *close;
+			if ((p[0] == '{' && p[1] == '{') || (p[0] == '}' && p[1] == '}')) {
+				p++;
+				continue;
+			}
+			if (*p != '{' || !(close = strchr(p + 1, '}')))
+				continue;
+			if (!header_name_valid(p + 1, (size_t)(close - p - 1))) {
+				buf_addf(why, "'%.*s' in '%s' names no header "
+					 "(write {{ and }} for braces)",
+					 (int)(close - p + 1), p, args[i]);
+				return -1;
+			}
+			p = close;
+		}
+	return 0;
+}

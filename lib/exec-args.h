@@ -15,6 +15,9 @@ int exec_argv(char *const *args, int n, const struct headers *h, char ***out,
  * first value of a repeated one): 0, or -1 with why (a value too long). */
 int exec_envp(const struct headers *h, char ***out, struct buf *why);
 void exec_strings_free(char **v);
+/* Does every {Name} in args name a header a message can have? 0, or -1
+ * with why (checked once, at start). */
+int exec_check_names(char *const *args, int n, struct buf *why);
 /* The file execve(2) runs for name: name itself when it holds a slash,
  * else the first executable of that name in $PATH. NULL with errno. */
 char *exec_resolve(const char *name);

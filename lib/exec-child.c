@@ -136,19 +136,25 @@ int exec_pidfd(pid_t pid)
 	return fd;
 }
 
-int exec_child_poll(const struct exec_child *c, struct pollfd *fds)
+int exec_poll_fds(int in_fd, int out_fd, int err_fd, int pidfd,
+		  struct pollfd *fds)
 {
 	int n = 0;
 
-	if (c->in_fd >= 0)
-		fds[n++] = (struct pollfd){ .fd = c->in_fd, .events = POLLOUT };
-	if (c->out_fd >= 0)
-		fds[n++] = (struct pollfd){ .fd = c->out_fd, .events = POLLIN };
-	if (c->err_fd >= 0)
-		fds[n++] = (struct pollfd){ .fd = c->err_fd, .events = POLLIN };
-	if (c->pidfd >= 0)
-		fds[n++] = (struct pollfd){ .fd = c->pidfd, .events = POLLIN };
+	if (in_fd >= 0)
+		fds[n++] = (struct pollfd){ .fd = in_fd, .events = POLLOUT };
+	if (out_fd >= 0)
+		fds[n++] = (struct pollfd){ .fd = out_fd, .events = POLLIN };
+	if (err_fd >= 0)
+		fds[n++] = (struct pollfd){ .fd = err_fd, .events = POLLIN };
+	if (pidfd >= 0)
+		fds[n++] = (struct pollfd){ .fd = pidfd, .events = POLLIN };
 	return n;
+}
+
+int exec_child_poll(const struct exec_child *c, struct pollfd *fds)
+{
+	return exec_poll_fds(c->in_fd, c->out_fd, c->err_fd, c->pidfd, fds);
 }
 
 int64_t exec_child_deadline(const struct exec_child *c)
@@ -245,6 +251,7 @@ static int reap(struct exec_child *c)
 	if (r != c->pid)
 		return 0;
 	c->reaped = 1;
+	c->job->by_signal = WIFSIGNALED(st);
 	if (WIFSIGNALED(st)) {
 		c->job->end = EXEC_SIGNALED;
 		c->job->status = WTERMSIG(st);

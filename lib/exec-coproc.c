@@ -246,6 +246,7 @@ static int died(struct exec_coproc *c, int st)
 	}
 	if (!j)
 		return 0;
+	j->by_signal = WIFSIGNALED(st);
 	j->end = WIFSIGNALED(st) ? EXEC_SIGNALED : EXEC_EXITED;
 	j->status = WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st);
 	if (c->term_sent && c->opt.timeout &&
@@ -320,14 +321,8 @@ static int step(struct exec_coproc *c)
 
 	if (c->pid <= 0 && start(c) < 0)
 		return -1;
-	if (c->in_fd >= 0 && c->inq_off < c->inq.len)
-		fds[n++] = (struct pollfd){ .fd = c->in_fd, .events = POLLOUT };
-	if (c->out_fd >= 0)
-		fds[n++] = (struct pollfd){ .fd = c->out_fd, .events = POLLIN };
-	if (c->err_fd >= 0)
-		fds[n++] = (struct pollfd){ .fd = c->err_fd, .events = POLLIN };
-	if (c->pidfd >= 0)
-		fds[n++] = (struct pollfd){ .fd = c->pidfd, .events = POLLIN };
+	n = exec_poll_fds(c->inq_off < c->inq.len ? c->in_fd : -1, c->out_fd,
+			  c->err_fd, c->pidfd, fds);
 	if (c->kill_at)
 		next = c->kill_at;
 	else if (c->opt.timeout && c->njobs)

@@ -65,7 +65,10 @@ void exec_job_reason(const struct exec_job *j, const struct exec_opt *o,
 		add_duration(out, o->timeout);
 		return;
 	case EXEC_OVER_OUTPUT:
-		buf_addf(out, "output over %" PRIu64 " bytes", o->max_output);
+		if (o->max_output_text)
+			buf_addf(out, "output over %s", o->max_output_text);
+		else
+			buf_addf(out, "output over %" PRIu64 " bytes", o->max_output);
 		return;
 	case EXEC_STOPPED:
 		buf_addstr(out, "stopped");
@@ -173,12 +176,11 @@ int exec_reply(const struct exec_job *j, const struct exec_opt *o,
 	message_stamp(h);
 	if (id)
 		headers_set(h, "Correlation-Id", id);
-	if (j->end == EXEC_SIGNALED)
+	/* How the process ended, whatever it was ended for. */
+	if (j->by_signal)
 		snprintf(n, sizeof(n), "signal %d", j->status);
-	else if (j->end == EXEC_EXITED)
-		snprintf(n, sizeof(n), "%d", j->status);
 	else
-		snprintf(n, sizeof(n), "none");
+		snprintf(n, sizeof(n), "%d", j->status);
 	headers_set(h, "Exit-Status", n);
 	if (j->attempt > 1)
 		headers_set_u64(h, "Exec-Attempt", j->attempt);

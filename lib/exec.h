@@ -26,6 +26,7 @@ struct exec_opt {
 	int64_t timeout;	/* ms, 0: none */
 	int64_t kill_after;	/* ms from SIGTERM to SIGKILL */
 	uint64_t max_output;	/* stdout bytes kept */
+	const char *max_output_text;	/* as the user wrote it ("64M") */
 	unsigned retries;	/* attempts after the first */
 	int64_t retry_delay, retry_max;	/* ms */
 	int retry_any;		/* any failure, not only retry_on's codes */
@@ -53,7 +54,8 @@ struct exec_job {
 	int64_t retry_at;	/* waits to run again until, 0: not waiting */
 	/* The result of the last attempt. */
 	enum exec_end end;
-	int status;
+	int status;		/* exit status, or the signal */
+	int by_signal;		/* the process ended by a signal */
 	struct buf out;		/* stdout, up to max_output */
 	struct buf last_err;	/* the last non-empty line of stderr */
 	int finished;
@@ -87,6 +89,10 @@ struct exec_child {
  * our non-blocking pipe ends. 0, or -1 with errno. */
 int exec_spawn(const char *path, char **argv, char **envp, pid_t *pid,
 	       int *in_fd, int *out_fd, int *err_fd);
+/* pollfds for a process's pipes and pidfd (those not -1), appended to
+ * fds: how many. */
+int exec_poll_fds(int in_fd, int out_fd, int err_fd, int pidfd,
+		  struct pollfd *fds);
 /* A descriptor readable once pid exits, or -1 (then poll waitpid). */
 int exec_pidfd(pid_t pid);
 /* Bytes of a stream split into lines for line (CR LF as LF): what is
