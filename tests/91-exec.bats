@@ -188,14 +188,19 @@ HOSTILE=$'a  b\t"dq" \'sq\' $(touch pwned) ; touch pwned; `touch pwned` && touch
 	for n in 1 2 3 4 5; do
 		frame_part in.msg "$n" body | body_is out.msg "$n"
 	done
-	# A megabyte a command never reads does not stop msg-exec (no
-	# SIGPIPE); a megabyte it copies comes back whole.
+	# A megabyte a command never reads, or stops reading, does not stop
+	# msg-exec (no SIGPIPE); a megabyte it copies comes back whole.
 	head -c 1048576 /dev/urandom >big.bin
 	msg-wrap -H 'Message-Id: g1' big.bin >in.msg
 	run -0 mx true
 	[ ! -s err.txt ]
 	[ "$(fields out.msg Correlation-Id Exit-Status Status Content-Length | cut -f 1-4)" = \
 		"$(printf 'g1\t0\tsuccess\t0')" ]
+	run -0 mx "$EXEC/closes-stdin"
+	[ ! -s err.txt ]
+	[ "$(fields out.msg Correlation-Id Exit-Status Status Content-Length | cut -f 1-4)" = \
+		"$(printf 'g1\t0\tsuccess\t13')" ]
+	echo 'closed early' | body_is out.msg 1
 	run -0 mx cat
 	[ ! -s err.txt ]
 	body_is out.msg 1 <big.bin
@@ -480,4 +485,30 @@ HOSTILE=$'a  b\t"dq" \'sq\' $(touch pwned) ; touch pwned; `touch pwned` && touch
 	[ ! -s out.msg ]
 	[ ! -s err.txt ]
 	is 3 rep/new
+}
+
+@test "dir: -i names several inputs, each drained, and a stream input beside them" {
+	{
+		text a1 one
+		text a2 two
+	} >a.msg
+	{
+		text b1 three
+		text b2 four
+	} >b.msg
+	msg-route -f 'true()' --output dir:a a.msg
+	msg-route -f 'true()' --output dir:b b.msg
+	text c1 five >c.msg
+	text stray 'not a request' >in.msg
+	run -0 mx --once -i dir:a -i dir:b --input c.msg --output dir:rep cat
+	[ ! -s out.msg ]
+	[ ! -s err.txt ]
+	empty_spool a
+	empty_spool b
+	is 5 rep/new
+	spooled rep >replies.msg
+	fields replies.msg Correlation-Id Status >got
+	sort -o got got
+	printf 'a1\tsuccess\tone\na2\tsuccess\ttwo\nb1\tsuccess\tthree\nb2\tsuccess\tfour\nc1\tsuccess\tfive\n' |
+		expect_same - got
 }
