@@ -68,17 +68,19 @@ HOSTILE=$'a  b\t"dq" \'sq\' $(touch pwned) ; touch pwned; `touch pwned` && touch
 @test "{Name}: the header's value as one argument, never re-split, globbed or run; {{ and }} are braces" {
 	touch a-file b-file
 	frame body 'Message-Id: h1' "V: $HOSTILE" 'W: {V}' 'X: first' 'X: second' \
-		'Order-Id: 42' >in.msg
+		'Order-Id: 42' 'Empty: ' >in.msg
 	run -0 mx "$EXEC/args" '{V}' 'pre {V} post' '{{V}}' '{{{V}}}' 'a}}b{{c' '{W}' \
-		'{X}' '{order-id}' '$(touch pwned)' '*' '' '{V}{X}'
+		'{X}' '{order-id}' '$(touch pwned)' '*' '' '{V}{X}' '{Empty}'
 	[ ! -s err.txt ]
 	{
-		echo '12 args'
+		echo '13 args'
 		printf '<%s>\n' "$HOSTILE" "pre $HOSTILE post" '{V}' "{$HOSTILE}" 'a}b{c'
 		# A value is not searched for names again.
 		echo '<{V}>'
 		# The first of a repeated header; names in any case.
 		printf '<%s>\n' first 42 '$(touch pwned)' '*' '' "${HOSTILE}first"
+		# An empty value is a value: an empty argument.
+		echo '<>'
 	} | body_is out.msg 1
 	[ ! -e pwned ]
 	[ "$(ls | paste -sd ' ')" = 'a-file b-file err.txt in.msg out.msg' ]
