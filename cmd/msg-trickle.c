@@ -351,7 +351,11 @@ static void run(struct tool *t, int nargs, char **args)
 		tool_poll_add(t, p, args[i], request_frame, REQUESTS);
 	for (;;) {
 		input_poll_round(p);
-		batch_end(t);	/* the timers due, even with no input */
+		/* The timers due, even with no input, and what they sent
+		 * written out before any wait. */
+		batch_end(t);
+		if (frame_writers_flush_all() < 0)
+			tool_writer_failed(frame_writers_failed() ? frame_writers_failed() : t->out);
 		if (io_stop_requested || all_done(t, p) ||
 		    input_poll_wait(p, t->once ? 0 : trickle_deadline(feed)) < 0)
 			break;
