@@ -273,9 +273,14 @@ static int command_frame(struct tool *t, struct frame_reader *fr, struct headers
 			  headers_get(h, "Message-Id") ? headers_get(h, "Message-Id") : "?");
 		return 0;
 	}
-	int r = trickle_command(feed, c, key, strlen(key), clock_now_ms(), &why);
+	const char *id = headers_get(h, "Message-Id");
+	int r = id ? trickle_command(feed, c, id, key, strlen(key), clock_now_ms(), &why) : 0;
 	if (r < 0)
 		tool_state_failed(store, "cannot keep the state");
+	if (r == 2)
+		return 0;	/* applied before a crash, read again */
+	if (!id)
+		buf_addstr(&why, "a command without a Message-Id");
 	if (r == 0) {
 		warnx_msg("warning: %s; ignored", why.ptr);
 		return 0;

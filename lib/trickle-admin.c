@@ -228,8 +228,10 @@ static json_t *json_of(const struct entity_view *v, enum trickle_order o)
 	}
 	if (e->state == TR_FAILED) {
 		failure = json_object();
-		json_object_set_new(failure, "status", json_string(e->status.ptr));
-		json_object_set_new(failure, "error", json_string(e->error.ptr));
+		json_object_set_new(failure, "status", e->status.len ?
+				    json_string(e->status.ptr) : json_null());
+		json_object_set_new(failure, "error", e->error.len ?
+				    json_string(e->error.ptr) : json_null());
 		json_object_set_new(failure, "at", json_time(e->since));
 	}
 	json_object_set_new(j, "key", json_stringn(v->key, v->key_len));

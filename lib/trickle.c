@@ -494,6 +494,14 @@ int trickle_tick(struct trickle *tr, int64_t now)
 		int r;
 
 		buf_add(&key, rec.key, rec.key_len);
+		if (strcmp(rec.kind, TRICKLE_ENTITY)) {
+			/* An applied command's id, kept long enough. */
+			r = store_delete(tr->store, rec.kind, key.ptr, key.len);
+			buf_release(&key);
+			if (r < 0)
+				return -1;
+			continue;
+		}
 		r = load(tr, key.ptr, key.len);
 		if (r > 0 && tr->e.state == TR_FAILED) {
 			tr->counts.retried++;
@@ -516,14 +524,21 @@ int trickle_tick(struct trickle *tr, int64_t now)
 	return 0;
 }
 
-int trickle_command(struct trickle *tr, enum trickle_command c,
+/* A week, in ms: how long an applied command's id is remembered. */
+#define APPLIED_KEPT (7 * 24 * 3600 * 1000LL)
+
+int trickle_command(struct trickle *tr, enum trickle_command c, const char *id,
 		    const char *key, size_t klen, int64_t now, struct buf *why)
 {
 	static const char *const names[] = { "retry", "skip", "release" };
 	struct trickle_entity *e = &tr->e;
-	int r = load(tr, key, klen);
+	int r = store_get(tr->store, TRICKLE_APPLIED, id, strlen(id), NULL, NULL);
 
-	if (r < 0)
+	if (r != 0)
+		return r < 0 ? -1 : 2;
+	/* Committed with what it did, in the same batch. */
+	if (store_put(tr->store, TRICKLE_APPLIED, id, strlen(id), "", 0,
+		      now + APPLIED_KEPT) < 0 || (r = load(tr, key, klen)) < 0)
 		return -1;
 	if ((c == TRICKLE_RELEASE && e->state == TR_IN_FLIGHT) ||
 	    (c != TRICKLE_RELEASE && (e->state == TR_IN_FLIGHT || e->state == TR_FAILED))) {

@@ -12,6 +12,9 @@
  *                    store's order is each entity's version order
  *   trickle-sent     MESSAGE-ID -> KEY, while the message is in flight
  *   trickle-meta     "order" -> "number" or "text"
+ *   trickle-command  MESSAGE-ID of an operator's command applied, kept a
+ *                    week: a command read again after a crash (its file
+ *                    not yet deleted) is not applied twice
  *
  * The order of a batch: what the inputs bring is put (a request stored,
  * the entity marked in flight), the batch committed, and only then is
@@ -35,6 +38,7 @@ struct store;
 #define TRICKLE_VERSION "trickle-version"
 #define TRICKLE_SENT "trickle-sent"
 #define TRICKLE_META "trickle-meta"
+#define TRICKLE_APPLIED "trickle-command"
 
 enum trickle_state { TR_IDLE, TR_READY, TR_IN_FLIGHT, TR_FAILED };
 
@@ -128,9 +132,10 @@ int trickle_request(struct trickle *tr, const char *key, size_t klen,
  * flight, -1 (store). status and error are kept on a failure. */
 int trickle_response(struct trickle *tr, const char *msgid, int success,
 		     const char *status, const char *error, int64_t now);
-/* An operator's command on key: 1 done, 0 it does not apply (why says
- * why), -1 (store). */
-int trickle_command(struct trickle *tr, enum trickle_command c,
+/* An operator's command on key, from the message id: 1 done, 0 it does
+ * not apply (why says why), 2 it was applied before (read again after a
+ * crash), -1 (store). */
+int trickle_command(struct trickle *tr, enum trickle_command c, const char *id,
 		    const char *key, size_t klen, int64_t now, struct buf *why);
 /* Retries and resends due by now: 0 or -1 (store). */
 int trickle_tick(struct trickle *tr, int64_t now);
