@@ -13,7 +13,7 @@ MAN="$MSG_TOP/man"
 
 # The pages with an EXAMPLES section, each with a test below.
 PAGES="msg-aggregate.1 msg-dedupe.1 msg-resequence.1 msg-route.1 msg-split.1
-msg-tap.1 msg-tools.7 msg-translate.1 msg-unwrap.1 msg-wrap.1"
+msg-tap.1 msg-tools.7 msg-translate.1 msg-trickle.1 msg-unwrap.1 msg-wrap.1"
 
 # pasted FILE: run the shell code in FILE as a reader pastes it, in the
 # current directory.
@@ -248,7 +248,7 @@ EOF
 @test "man: each tool's --help and its page's SYNOPSIS name the same options, each described" {
 	local t help synopsis described
 	for t in msg-wrap msg-unwrap msg-split msg-route msg-tap msg-translate \
-		msg-resequence msg-dedupe; do
+		msg-resequence msg-dedupe msg-trickle; do
 		help=$("$t" --help 2>&1 | grep -o -E -e '--[a-z][a-z-]*' |
 			grep -v -x -E -e '--(help|version)' | sort -u)
 		synopsis=$(sed -n '/^\.Sh SYNOPSIS/,/^\.Sh /p' "$MAN/$t.1" |
@@ -726,6 +726,76 @@ EOF
 	[ -d work/inbox/new ]
 	[ -d work/outbox/new ]
 	[ -z "$(find work/inbox work/outbox -type f \( -path '*/new/*' -o -path '*/cur/*' \))" ]
+}
+
+@test "man: msg-trickle(1) examples run as pasted" {
+	examples msg-trickle.1 5
+	quiet 2
+	# stats IN RESPONSES SENT SUCCEEDED FAILED RETRIED BLOCKED WAITING
+	# IN-FLIGHT: the line of --stats, the other counters 0.
+	stats() {
+		printf 'msg-trickle: stats: in %s, responses %s, sent %s, succeeded %s, failed %s, retried %s, resent 0, superseded 0, stale 0, duplicates 0, unmatched 0, invalid 0, commands 0, blocked %s, waiting %s, in-flight %s\n' "$@"
+	}
+	# The loop: every order reached the target once, those of each
+	# entity in the order of their versions (a stable sort by entity
+	# keeps it); how A and B interleave is up to the timing.
+	[ "$(wc -l <out1)" = 5 ]
+	same <(sort -s -t '"' -k 2,2 out1) <<'EOF'
+<po id="A" version="0"/>
+<po id="A" version="1"/>
+<po id="A" version="2"/>
+<po id="B" version="0"/>
+<po id="B" version="1"/>
+EOF
+	stats 5 5 5 5 0 0 0 0 0 | same err1
+	# Both orders went through: nothing in flight, nothing waiting.
+	same out2 <<'EOF'
+KEY	STATE	VERSION	SINCE	ATTEMPTS	WAITING	LAST-OK	FAILURE
+A	idle	-	-	0	-	2	-
+B	idle	-	-	0	-	1	-
+EOF
+	# Three cron runs: A 0 and B 0, then A 1 and B 1, then nothing.
+	same out3 <<'EOF'
+<po id="A" version="0"/>
+<po id="B" version="0"/>
+<po id="A" version="1"/>
+<po id="B" version="1"/>
+EOF
+	{
+		stats 3 0 2 0 0 0 0 1 2
+		stats 1 2 2 2 0 0 0 0 2
+		stats 0 2 0 2 0 0 0 0 0
+	} | same err3
+	# The failure holds version 1 back, and status says why.
+	same out4 <<'EOF'
+KEY	STATE	VERSION	WAITING	FAILURE
+C	failed	0	1	error: customer 42 is blocked
+EOF
+	{
+		stats 2 0 1 0 0 0 0 1 1
+		stats 0 1 0 0 1 0 1 1 0
+	} | same err4
+	# The retry applied at once, version 0 sent again with its attempt
+	# by the next run, then version 1 after its success.
+	same out5 <<'EOF'
+File-Name: A-0.xml
+File-Name: B-0.xml
+File-Name: A-1.xml
+File-Name: B-1.xml
+File-Name: C-0.xml
+File-Name: C-0.xml
+Trickle-Attempt: 2
+File-Name: C-1.xml
+EOF
+	{
+		echo "msg-trickle: retry 'C' by the operator"
+		stats 0 0 1 0 0 1 0 1 1
+		stats 0 1 1 1 0 0 0 0 1
+		stats 0 1 0 1 0 0 0 0 0
+	} | same err5
+	# Every spool drained; the drop's raw files taken.
+	[ -z "$(find work/drop work/requests work/outbox work/answers -type f)" ]
+	[ -d work/feed.state/commands ]
 }
 
 @test "man: msg-tools(7) examples run as pasted" {
