@@ -307,11 +307,11 @@ load fixtures/trickle/trickle
 	{
 		frame 'done' 'Message-Id: u1' 'Status: success' 'Error: msg-trickle: unmatched: no Correlation-Id'
 		frame 'done' 'Message-Id: u2' 'Correlation-Id: nope' 'Status: success' \
-			"Error: msg-trickle: unmatched: no message 'nope' in flight"
+			"Error: msg-trickle: unmatched: no message in flight has this Message-Id"
 		frame 'done' 'Message-Id: u3' 'Correlation-Id: b0' 'Status: success' \
-			"Error: msg-trickle: unmatched: no message 'b0' in flight"
+			"Error: msg-trickle: unmatched: no message in flight has this Message-Id"
 		frame 'done' 'Message-Id: u4' 'Correlation-Id: a0' 'Status: success' \
-			"Error: msg-trickle: unmatched: no message 'a0' in flight"
+			"Error: msg-trickle: unmatched: no message in flight has this Message-Id"
 	} | expect_same - unm.msg
 	trickle_stats responses=5 succeeded=1 unmatched=4 blocked=1 waiting=1 | expect_same - err.txt
 	entity_is B failed 0 1 '' - failure 'target: rejected'
@@ -320,10 +320,10 @@ load fixtures/trickle/trickle
 	run -0 step --stats -r 2.msg
 	{
 		echo 'msg-trickle: warning: message u1: unmatched: no Correlation-Id; dropped'
-		echo "msg-trickle: warning: message u2: unmatched: no message 'nope' in flight; dropped"
-		echo "msg-trickle: warning: message u3: unmatched: no message 'b0' in flight; dropped"
-		echo "msg-trickle: warning: message r-a0: unmatched: no message 'a0' in flight; dropped"
-		echo "msg-trickle: warning: message u4: unmatched: no message 'a0' in flight; dropped"
+		echo "msg-trickle: warning: message u2: unmatched: no message in flight has this Message-Id; dropped"
+		echo "msg-trickle: warning: message u3: unmatched: no message in flight has this Message-Id; dropped"
+		echo "msg-trickle: warning: message r-a0: unmatched: no message in flight has this Message-Id; dropped"
+		echo "msg-trickle: warning: message u4: unmatched: no message in flight has this Message-Id; dropped"
 		trickle_stats responses=5 unmatched=5 blocked=1 waiting=1
 	} | expect_same - err.txt
 }
@@ -376,29 +376,29 @@ bad_requests() {
 	req a0 A 0 | expect_same - out.msg
 	{
 		frame 'no key' 'Message-Id: k1' 'Entity-Version: 1' 'Content-Type: text/plain' \
-			'Error: msg-trickle: empty key'
+			'Error: msg-trickle: no entity key'
 		frame 'empty key' 'Message-Id: k2' 'Entity-Id: ' 'Entity-Version: 1' 'Content-Type: text/plain' \
-			'Error: msg-trickle: empty key'
+			'Error: msg-trickle: no entity key'
 		frame 'no version' 'Message-Id: k3' 'Entity-Id: A' 'Content-Type: text/plain' \
-			'Error: msg-trickle: empty version'
+			'Error: msg-trickle: no version'
 		req k4 A 1.5 "Error: msg-trickle: version '1.5' is not an integer"
 		req k5 A x2 "Error: msg-trickle: version 'x2' is not an integer"
 		req k6 A 99999999999999999999 "Error: msg-trickle: version '99999999999999999999' is not an integer"
-		req k7 A $'1\t2' 'Error: msg-trickle: version holds a control character'
-		req k8 $'A\tB' 1 'Error: msg-trickle: key holds a control character'
+		req k7 A $'1\t2' 'Error: msg-trickle: the version holds a control character'
+		req k8 $'A\tB' 1 'Error: msg-trickle: the entity key holds a control character'
 		frame 'no id' 'Entity-Id: A' 'Entity-Version: 3' 'Content-Type: text/plain' \
-			'Error: msg-trickle: no Message-Id'
+			'Error: msg-trickle: no Message-Id: a response could not name it'
 	} | expect_same - inv.msg
 	{
-		echo "msg-trickle: warning: message k1: empty key: diverted to 'inv.msg'"
-		echo "msg-trickle: warning: message k2: empty key: diverted to 'inv.msg'"
-		echo "msg-trickle: warning: message k3: empty version: diverted to 'inv.msg'"
+		echo "msg-trickle: warning: message k1: no entity key: diverted to 'inv.msg'"
+		echo "msg-trickle: warning: message k2: no entity key: diverted to 'inv.msg'"
+		echo "msg-trickle: warning: message k3: no version: diverted to 'inv.msg'"
 		echo "msg-trickle: warning: message k4: version '1.5' is not an integer: diverted to 'inv.msg'"
 		echo "msg-trickle: warning: message k5: version 'x2' is not an integer: diverted to 'inv.msg'"
 		echo "msg-trickle: warning: message k6: version '99999999999999999999' is not an integer: diverted to 'inv.msg'"
-		echo "msg-trickle: warning: message k7: version holds a control character: diverted to 'inv.msg'"
-		echo "msg-trickle: warning: message k8: key holds a control character: diverted to 'inv.msg'"
-		echo "msg-trickle: warning: message without Message-Id: no Message-Id: diverted to 'inv.msg'"
+		echo "msg-trickle: warning: message k7: the version holds a control character: diverted to 'inv.msg'"
+		echo "msg-trickle: warning: message k8: the entity key holds a control character: diverted to 'inv.msg'"
+		echo "msg-trickle: warning: message without Message-Id: no Message-Id: a response could not name it: diverted to 'inv.msg'"
 		trickle_stats in=11 sent=1 invalid=9 waiting=1 in-flight=1
 	} | expect_same - err.txt
 	entity_is A in-flight 0 1 1 -
@@ -417,13 +417,13 @@ bad_requests() {
 	bad_requests >in.msg
 	run -65 step in.msg
 	req a0 A 0 | expect_same - out.msg
-	echo 'msg-trickle: in.msg: message 2 (Message-Id k1): empty key' | expect_same - err.txt
+	echo 'msg-trickle: in.msg: message 2 (Message-Id k1): no entity key' | expect_same - err.txt
 	entity_is A in-flight 0 1 '' -
 	# A key with a newline, from the body.
 	frame '{"id": "a\nb", "v": 1}' 'Message-Id: j1' 'Content-Type: application/json' >j.msg
 	run -65 step -k "json('/id')" -v "json('/v')" j.msg
 	[ ! -s out.msg ]
-	echo 'msg-trickle: j.msg: message 1 (Message-Id j1): key holds a control character' |
+	echo 'msg-trickle: j.msg: message 1 (Message-Id j1): the entity key holds a control character' |
 		expect_same - err.txt
 }
 
@@ -530,7 +530,7 @@ bad_requests() {
 	run -0 step --stats -r r.msg
 	[ ! -s out.msg ]
 	{
-		echo "msg-trickle: warning: message r-a0: unmatched: no message 'a0' in flight; dropped"
+		echo "msg-trickle: warning: message r-a0: unmatched: no message in flight has this Message-Id; dropped"
 		trickle_stats responses=1 unmatched=1 in-flight=1
 	} | expect_same - err.txt
 	# A failed version is not in flight: release refuses it.
@@ -999,7 +999,7 @@ bad_requests() {
 	printf '%s\n' 'A 1 -' 'B 0 2' 'C 0 2' 'D 0 -' | expect_same - got
 	{
 		echo 'msg-trickle: warning: message a0: stale: version 0, entity A is at version 0; dropped'
-		echo "msg-trickle: warning: message k1: empty key: diverted to 'inv.msg'"
+		echo "msg-trickle: warning: message k1: no entity key: diverted to 'inv.msg'"
 		trickle_stats in=7 responses=1 sent=4 retried=1 resent=1 stale=1 duplicates=1 \
 			unmatched=1 invalid=1 waiting=2 in-flight=4
 	} | expect_same - err.txt
