@@ -230,7 +230,7 @@ load fixtures/trickle/trickle
 	fail a0 >r.msg
 	run -0 step --stats -r r.msg 2.msg
 	[ ! -s out.msg ]
-	trickle_stats in=4 responses=1 failed=1 duplicates=4 blocked=1 waiting=2 |
+	trickle_stats in=4 responses=1 failed=1 duplicates=4 blocked=1 waiting=1 |
 		expect_same - err.txt
 	entity_is A failed 0 1 1 - failure 'target: rejected'
 }
@@ -313,7 +313,7 @@ load fixtures/trickle/trickle
 		frame 'done' 'Message-Id: u4' 'Correlation-Id: a0' 'Status: success' \
 			"Error: msg-trickle: unmatched: no message in flight has this Message-Id"
 	} | expect_same - unm.msg
-	trickle_stats responses=5 succeeded=1 unmatched=4 blocked=1 waiting=1 | expect_same - err.txt
+	trickle_stats responses=5 succeeded=1 unmatched=4 blocked=1 | expect_same - err.txt
 	entity_is B failed 0 1 '' - failure 'target: rejected'
 	entity_is A idle - 0 '' 0
 	# Without --unmatched: dropped, each with a warning.
@@ -324,7 +324,7 @@ load fixtures/trickle/trickle
 		echo "msg-trickle: warning: message u3: unmatched: no message in flight has this Message-Id; dropped"
 		echo "msg-trickle: warning: message r-a0: unmatched: no message in flight has this Message-Id; dropped"
 		echo "msg-trickle: warning: message u4: unmatched: no message in flight has this Message-Id; dropped"
-		trickle_stats responses=5 unmatched=5 blocked=1 waiting=1
+		trickle_stats responses=5 unmatched=5 blocked=1
 	} | expect_same - err.txt
 }
 
@@ -341,7 +341,7 @@ load fixtures/trickle/trickle
 	} >r.msg
 	run -0 step -s '/r/@code = 200' --stats -r r.msg
 	[ ! -s out.msg ]
-	trickle_stats responses=2 succeeded=1 failed=1 blocked=1 waiting=1 | expect_same - err.txt
+	trickle_stats responses=2 succeeded=1 failed=1 blocked=1 | expect_same - err.txt
 	entity_is A idle - 0 '' 0
 	entity_is B failed 0 1 '' - broken 'target: disk on fire'
 	# By default, Status: success only.
@@ -456,18 +456,20 @@ bad_requests() {
 	fail a0 'target: PO A unknown' >r.msg
 	run -0 step --stats -r r.msg
 	[ ! -s out.msg ]
-	trickle_stats responses=1 failed=1 blocked=1 waiting=2 | expect_same - err.txt
+	trickle_stats responses=1 failed=1 blocked=1 waiting=1 | expect_same - err.txt
 	entity_is A failed 0 1 1 - failure 'target: PO A unknown'
 	# More versions of A wait; the failure does not go away by itself.
 	req a2 A 2 >2.msg
 	run -0 step 2.msg
 	[ ! -s out.msg ]
 	entity_is A failed 0 1 '1 2' - failure 'target: PO A unknown'
-	# retry, no instance running: applied to the state at once, and the
-	# next run sends the version again.
+	# retry, no instance running: applied to the state at once (what it
+	# says and the state it leaves are checked last), and the next run
+	# sends the version again.
 	run -0 timeout -k 5 30 msg-trickle retry --state st A
-	[ "$output" = "msg-trickle: retry 'A': applied" ]
-	[ "$(msg-trickle status --state st --json A | jq -c '.[0] | [.state, .version, .attempts, .waiting]')" = '["ready","0",2,["1","2"]]' ]
+	local said=$output
+	local after_retry
+	after_retry=$(msg-trickle status --state st --json A | jq -c '.[0] | [.state, .version, .attempts, .waiting]')
 	run -0 step --stats
 	req a0 A 0 'Trickle-Attempt: 2' | expect_same - out.msg
 	trickle_stats sent=1 retried=1 waiting=2 in-flight=1 | expect_same - err.txt
@@ -477,6 +479,8 @@ bad_requests() {
 	run -0 step -r r.msg
 	req a1 A 1 | expect_same - out.msg
 	entity_is A in-flight 1 1 2 0
+	[ "$said" = "msg-trickle: retry 'A': applied" ]
+	[ "$after_retry" = '["ready","0",2,["1","2"]]' ]
 }
 
 @test "failure: skip drops the failed version and sends the next waiting one" {
@@ -488,30 +492,35 @@ bad_requests() {
 	run -0 step 1.msg
 	fail a0 >r.msg
 	run -0 step -r r.msg
+	# What each command says is checked last.
 	run -0 timeout -k 5 30 msg-trickle skip --state st A
-	[ "$output" = "msg-trickle: skip 'A': applied" ]
+	echo "$output" >said.txt
 	entity_is A ready - 0 '1 2' -
 	run -0 step --stats
 	req a1 A 1 | expect_same - out.msg
 	trickle_stats sent=1 waiting=1 in-flight=1 | expect_same - err.txt
 	entity_is A in-flight 1 1 2 -
-	# The skipped version is gone: a copy of it is stale.
+	# The skipped version is gone: a copy of it is stale (what is said
+	# of it is checked last).
 	run -0 step --stats 1.msg
 	[ ! -s out.msg ]
-	{
-		echo 'msg-trickle: warning: message a0: stale: version 0, entity A is at version 1; dropped'
-		trickle_stats in=3 stale=1 duplicates=2 waiting=1 in-flight=1
-	} | expect_same - err.txt
+	mv err.txt stale.txt
 	# Skipping an in-flight version: the next goes; then nothing waits.
 	run -0 timeout -k 5 30 msg-trickle skip --state st A
-	[ "$output" = "msg-trickle: skip 'A': applied" ]
+	echo "$output" >>said.txt
 	run -0 step
 	req a2 A 2 | expect_same - out.msg
 	run -0 timeout -k 5 30 msg-trickle skip --state st A
+	echo "$output" >>said.txt
 	run -0 step --stats
 	[ ! -s out.msg ]
 	trickle_stats | expect_same - err.txt
 	entity_is A idle - 0 '' -
+	{
+		echo 'msg-trickle: warning: message a0: stale: version 0, entity A is at version 1; dropped'
+		trickle_stats in=3 stale=1 duplicates=2 waiting=1 in-flight=1
+	} | expect_same - stale.txt
+	printf "msg-trickle: skip 'A': applied\n%.0s" 1 2 3 | expect_same - said.txt
 }
 
 @test "failure: release takes an in-flight version as succeeded; its late response is unmatched" {
@@ -521,7 +530,7 @@ bad_requests() {
 	} >1.msg
 	run -0 step 1.msg
 	run -0 timeout -k 5 30 msg-trickle release --state st A
-	[ "$output" = "msg-trickle: release 'A': applied" ]
+	local said=$output
 	entity_is A ready - 0 1 0
 	run -0 step
 	req a1 A 1 | expect_same - out.msg
@@ -539,6 +548,7 @@ bad_requests() {
 	run -65 timeout -k 5 30 msg-trickle release --state st A
 	[ "$output" = "msg-trickle: release: entity 'A' is failed, not in flight" ]
 	entity_is A failed 1 1 '' 0 failure 'target: rejected'
+	[ "$said" = "msg-trickle: release 'A': applied" ]
 }
 
 @test "commands: on an entity in the wrong state, or none, exit 65 and change nothing" {
@@ -587,11 +597,12 @@ bad_requests() {
 	} >&5
 	wait_until 20 state_is A failed
 	wait_until 20 state_is B failed
+	# What the commands say is checked last.
 	run -0 timeout -k 5 30 msg-trickle retry --state st A
-	[ "$output" = "msg-trickle: retry 'A': applied" ]
+	echo "$output" >said.txt
 	wait_until 20 has_frames out.msg 3
 	run -0 timeout -k 5 30 msg-trickle skip --state st B
-	[ "$output" = "msg-trickle: skip 'B': applied" ]
+	echo "$output" >>said.txt
 	wait_until 20 has_frames out.msg 4
 	{
 		req a0 A 0
@@ -612,7 +623,15 @@ bad_requests() {
 	exec 4>&-
 	exit_status "$trickler" 20
 	[ "$status" = 0 ]
-	trickle_stats in=4 responses=5 sent=5 succeeded=3 failed=2 retried=1 | expect_same - err.txt
+	{
+		echo "msg-trickle: retry 'A' by the operator"
+		echo "msg-trickle: skip 'B' by the operator"
+		trickle_stats in=4 responses=5 sent=5 succeeded=3 failed=2 retried=1 commands=2
+	} | expect_same - err.txt
+	{
+		echo "msg-trickle: retry 'A': applied"
+		echo "msg-trickle: skip 'B': applied"
+	} | expect_same - said.txt
 }
 
 # ---- time: retries and resends ----
@@ -626,7 +645,7 @@ bad_requests() {
 		fail a0 >r.msg
 		run -0 step "${opts[@]}" --stats -r r.msg
 		[ ! -s out.msg ]
-		trickle_stats responses=1 failed=1 blocked=1 waiting=1 | expect_same - err.txt
+		trickle_stats responses=1 failed=1 blocked=1 | expect_same - err.txt
 		[ "$(msg-trickle status --state st --json A | jq -c '.[0] | [.state, .attempts, (.next_attempt != null)]')" = "[\"failed\",$((n - 1)),true]" ]
 		# Not before its time...
 		run -0 step "${opts[@]}"
@@ -646,7 +665,7 @@ bad_requests() {
 	sleep 2.5
 	run -0 step "${opts[@]}" --stats
 	[ ! -s out.msg ]
-	trickle_stats blocked=1 waiting=1 | expect_same - err.txt
+	trickle_stats blocked=1 | expect_same - err.txt
 	# An operator's retry still works, and counts.
 	run -0 timeout -k 5 30 msg-trickle retry --state st A
 	run -0 step "${opts[@]}"
@@ -680,7 +699,7 @@ bad_requests() {
 	fail a0 >&5
 	exit_status "$trickler" 20
 	[ "$status" = 0 ]
-	trickle_stats in=1 responses=2 sent=2 failed=2 retried=1 blocked=1 waiting=1 |
+	trickle_stats in=1 responses=2 sent=2 failed=2 retried=1 blocked=1 |
 		expect_same - err.txt
 	entity_is A failed 0 2 '' - failure 'target: rejected'
 }
@@ -696,27 +715,40 @@ bad_requests() {
 	run -0 step "${opts[@]}"
 	[ ! -s out.msg ]
 	sleep 2.5
-	# A run without the option does not resend: in flight stays in
-	# flight across runs.
-	run -0 step
-	[ ! -s out.msg ]
 	run -0 step "${opts[@]}" --stats
 	req a0 A 0 'Trickle-Attempt: 2' | expect_same - out.msg
 	trickle_stats sent=1 resent=1 waiting=1 in-flight=1 | expect_same - err.txt
+	[ "$(msg-trickle status --state st --json A | jq -c '.[0] | [.state, .version, .attempts]')" = '["in-flight","0",2]' ]
 	# The delay counts from the resend.
 	run -0 step "${opts[@]}"
 	[ ! -s out.msg ]
 	ok a0 >r.msg
 	run -0 step "${opts[@]}" -r r.msg
 	req a1 A 1 | expect_same - out.msg
-	entity_is A in-flight 1 1 '' 0
+	# Its next attempt is the resend's.
+	[ "$(msg-trickle status --state st --json A | jq -c '.[0] | [.state, .version, .attempts, .last_ok, (.next_attempt != null)]')" = '["in-flight","1",1,"0",true]' ]
 	# With --max-attempts, resends stop there.
 	sleep 2.5
 	run -0 step "${opts[@]}" --max-attempts 2
 	req a1 A 1 'Trickle-Attempt: 2' | expect_same - out.msg
 	sleep 2.5
-	run -0 step "${opts[@]}" --max-attempts 2
+	run -0 step "${opts[@]}" --max-attempts 2 --stats
 	[ ! -s out.msg ]
+	trickle_stats in-flight=1 | expect_same - err.txt
+}
+
+@test "--resend-after: after a restart, a version in flight stays in flight, resent only once --resend-after is given" {
+	req a0 A 0 >1.msg
+	run -0 step 1.msg
+	req a0 A 0 | expect_same - out.msg
+	sleep 2.5
+	run -0 step --stats
+	[ ! -s out.msg ]
+	trickle_stats in-flight=1 | expect_same - err.txt
+	# It has had no response for longer than 2 s.
+	run -0 step --resend-after 2s --stats
+	req a0 A 0 'Trickle-Attempt: 2' | expect_same - out.msg
+	trickle_stats sent=1 resent=1 in-flight=1 | expect_same - err.txt
 }
 
 # ---- load: a target down, --max-in-flight ----
@@ -781,14 +813,14 @@ bad_requests() {
 	} | expect_same - out.msg
 	trickle_stats in=4 sent=2 waiting=2 in-flight=2 | expect_same - err.txt
 	entity_is C ready - 0 0 -
-	# A's success frees a place: C, first in line, takes it, not A 1.
+	# A's success frees a place, which A's next version takes.
 	ok a0 >r.msg
 	run -0 step --max-in-flight 2 -r r.msg
-	req c0 C 0 | expect_same - out.msg
-	entity_is A ready - 0 1 0
+	req a1 A 1 | expect_same - out.msg
+	entity_is C ready - 0 0 -
 	ok b0 >r.msg
 	run -0 step --max-in-flight 2 -r r.msg
-	req a1 A 1 | expect_same - out.msg
+	req c0 C 0 | expect_same - out.msg
 	# Without a cap, every free entity goes.
 	req d0 D 0 >2.msg
 	run -0 step 2.msg
@@ -827,7 +859,6 @@ bad_requests() {
 			cut -f 1-4 | tr '\t' ' ' | tee -a pending.txt | sed "s/^/$n /" >>sent.txt
 		for key in $(msg-trickle status --state st --json | jq -r '.[] | select(.state == "failed") | .key'); do
 			run -0 timeout -k 5 30 msg-trickle retry --state st "$key"
-			[ "$output" = "msg-trickle: retry '$key': applied" ]
 			echo "retry $key" >>log.txt
 		done
 		if [ "$round" -ge 6 ] && [ ! -s pending.txt ] &&
@@ -945,11 +976,13 @@ bad_requests() {
 	at=$(date -u -d "$(jq -r '.[0].next_attempt' status.json | sed 's/\.[0-9]*Z$/Z/')" +%s)
 	[ "$at" -ge $((before + 3600)) ]
 	[ "$at" -le $((after + 3600)) ]
-	# An empty state: an empty array; a key given, that key only.
+	# A key given: that key only.
 	[ "$(msg-trickle status --state st --json B | jq -c 'map(.key)')" = '["B"]' ]
+	# A directory no run has made a state of is none.
 	mkdir empty
-	run -0 --separate-stderr timeout -k 5 30 msg-trickle status --state empty --json
-	[ "$(jq -c . <<<"$output")" = '[]' ]
+	run -66 --separate-stderr timeout -k 5 30 msg-trickle status --state empty --json
+	[ "$stderr" = "msg-trickle: 'empty': not a message store" ]
+	[ -z "$output" ]
 }
 
 @test "status: read without the lock while an instance holds the state" {
@@ -974,14 +1007,14 @@ bad_requests() {
 		req b0 B 0
 		req c0 C 0
 	} >1.msg
-	run -0 step 1.msg
+	run -0 step --resend-after 2s 1.msg
 	{
 		ok a0
 		fail b0
 	} >r.msg
 	run -0 step -r r.msg
 	run -0 timeout -k 5 30 msg-trickle retry --state st B
-	sleep 1.5
+	sleep 2.5
 	frame x 'Message-Id: u1' 'Correlation-Id: nope' 'Status: success' >r.msg
 	{
 		req a0 A 0
@@ -994,15 +1027,11 @@ bad_requests() {
 	} >2.msg
 	# B 0 goes again (retry) and C 0 is resent; A 0 is stale, C 0 a
 	# duplicate; A 1 and D 0 go, A 2 and A 3 wait.
-	run -0 step --resend-after 1s --invalid inv.msg --unmatched unm.msg --stats -r r.msg 2.msg
+	run -0 step --resend-after 2s --invalid inv.msg --unmatched unm.msg --stats -r r.msg 2.msg
 	sent out.msg | sort >got
 	printf '%s\n' 'A 1 -' 'B 0 2' 'C 0 2' 'D 0 -' | expect_same - got
-	{
-		echo 'msg-trickle: warning: message a0: stale: version 0, entity A is at version 0; dropped'
-		echo "msg-trickle: warning: message k1: no entity key: diverted to 'inv.msg'"
-		trickle_stats in=7 responses=1 sent=4 retried=1 resent=1 stale=1 duplicates=1 \
-			unmatched=1 invalid=1 waiting=2 in-flight=4
-	} | expect_same - err.txt
+	# Its stderr is checked last.
+	mv err.txt run3.txt
 	# A 1 succeeds: with --latest A 3 goes and A 2 is superseded; D 0
 	# fails.
 	{
@@ -1011,8 +1040,14 @@ bad_requests() {
 	} >r.msg
 	run -0 step --latest --stats -r r.msg
 	req a3 A 3 | expect_same - out.msg
-	trickle_stats responses=2 sent=1 succeeded=1 failed=1 superseded=1 blocked=1 waiting=1 \
+	trickle_stats responses=2 sent=1 succeeded=1 failed=1 superseded=1 blocked=1 \
 		in-flight=3 | expect_same - err.txt
+	{
+		echo 'msg-trickle: warning: message a0: stale: version 0, entity A is at version 0; dropped'
+		echo "msg-trickle: warning: message k1: no entity key: diverted to 'inv.msg'"
+		trickle_stats in=7 responses=1 sent=4 retried=1 resent=1 stale=1 duplicates=1 \
+			unmatched=1 invalid=1 waiting=2 in-flight=4
+	} | expect_same - run3.txt
 }
 
 @test "usage: no --state, bad options and bad values exit 64 before reading anything" {
