@@ -402,6 +402,15 @@ bad_requests() {
 		trickle_stats in=11 sent=1 invalid=9 waiting=1 in-flight=1
 	} | expect_same - err.txt
 	entity_is A in-flight 0 1 1 -
+	# A Message-Id in flight for another version would make responses
+	# ambiguous.
+	req a0 A 5 >id.msg
+	run -0 step --invalid inv2.msg id.msg
+	[ ! -s out.msg ]
+	req a0 A 5 'Error: msg-trickle: Message-Id already in flight for another version' |
+		expect_same - inv2.msg
+	echo "msg-trickle: warning: message a0: Message-Id already in flight for another version: diverted to 'inv2.msg'" |
+		expect_same - err.txt
 	# The largest and smallest 64-bit versions are versions.
 	{
 		req m1 M -9223372036854775808
@@ -634,10 +643,109 @@ bad_requests() {
 	} | expect_same - said.txt
 }
 
+@test "retry: several keys in one command, each resent by the next run" {
+	{
+		req a0 A 0
+		req b0 B 0
+		req c0 C 0
+	} >1.msg
+	run -0 step 1.msg
+	{
+		fail a0
+		fail c0
+	} >r.msg
+	run -0 step -r r.msg
+	run -0 timeout -k 5 30 msg-trickle retry --state st A C
+	run -0 step --stats
+	{
+		req a0 A 0 'Trickle-Attempt: 2'
+		req c0 C 0 'Trickle-Attempt: 2'
+	} | expect_same - out.msg
+	trickle_stats sent=2 retried=2 in-flight=3 | expect_same - err.txt
+	# One key in the wrong state: nothing is done for any.
+	run -65 timeout -k 5 30 msg-trickle retry --state st B Z
+	[ "$output" = "msg-trickle: no entity 'Z' in 'st'" ]
+	run -0 step
+	[ ! -s out.msg ]
+}
+
+# ---- running without --once ----
+
+@test "running: ends once the requests are at their end and nothing is in flight, or the responses are at their end too" {
+	{
+		req a0 A 0
+		req a1 A 1
+		req b0 B 0
+	} >1.msg
+	: >none.msg
+	# The responses, a file, end at once: the run ends with A 0 and B 0
+	# in flight.
+	run -0 trickle --state st --stats -r none.msg 1.msg
+	{
+		req a0 A 0
+		req b0 B 0
+	} | expect_same - out.msg
+	trickle_stats in=3 sent=2 waiting=1 in-flight=2 | expect_same - err.txt
+	msg-trickle status --state st --json | jq -c 'map([.key, .state, .version])' >got
+	echo '[["A","in-flight","0"],["B","in-flight","0"]]' | expect_same - got
+	# Responses in a file behind the requests: read side by side, every
+	# version goes as the one before succeeds, and the run ends with
+	# nothing in flight.
+	{
+		ok a0
+		ok b0
+	} >r.msg
+	run -0 trickle --state st --stats -r r.msg none.msg
+	req a1 A 1 | expect_same - out.msg
+	trickle_stats responses=2 sent=1 succeeded=2 in-flight=1 | expect_same - err.txt
+}
+
+@test "running: a responses FIFO whose last writer closed is opened again, while versions are in flight" {
+	{
+		req a0 A 0
+		req a1 A 1
+		req a2 A 2
+	} >1.msg
+	mkfifo resp.fifo
+	spawn timeout -k 5 60 msg-trickle --state st --stats -r resp.fifo --output out.msg 1.msg 2>err.txt
+	local trickler=$spawned
+	exec 5>resp.fifo
+	wait_until 20 has_frames out.msg 1
+	ok a0 >&5
+	exec 5>&-
+	wait_until 20 has_frames out.msg 2
+	# A writer of its own for each response, as a target that opens
+	# the FIFO for each would do.
+	ok a1 >resp.fifo
+	wait_until 20 has_frames out.msg 3
+	ok a2 >resp.fifo
+	exit_status "$trickler" 20
+	[ "$status" = 0 ]
+	{
+		req a0 A 0
+		req a1 A 1
+		req a2 A 2
+	} | expect_same - out.msg
+	trickle_stats in=3 responses=3 sent=3 succeeded=3 | expect_same - err.txt
+}
+
+@test "byte for byte: a binary body, headers of any case and spacing pass unchanged; a resend only adds Trickle-Attempt" {
+	printf 'message-id: bin1\nentity-id: A\nENTITY-VERSION:   0  \nX-Empty: \nContent-Length: 7\n\na\0b\r\n\377z\n' >1.msg
+	run -0 step --resend-after 1s 1.msg
+	cmp 1.msg out.msg
+	sleep 1.5
+	run -0 step --resend-after 1s
+	printf 'message-id: bin1\nentity-id: A\nENTITY-VERSION:   0  \nX-Empty: \nTrickle-Attempt: 2\nContent-Length: 7\n\na\0b\r\n\377z\n' |
+		cmp - out.msg
+	frame x 'Message-Id: r1' 'Correlation-Id: bin1' 'Status: success' >r.msg
+	run -0 step -r r.msg
+	entity_is A idle - 0 '' 0
+}
+
 # ---- time: retries and resends ----
 
 @test "--retry-after: a failed version goes again after the delay, with Trickle-Attempt, until --max-attempts" {
-	local -a opts=(--retry-after 2s --max-attempts 3)
+	local -a opts=(--retry-after 3s --max-attempts 3)
 	req a0 A 0 >1.msg
 	run -0 step "${opts[@]}" 1.msg
 	local n
@@ -651,7 +759,7 @@ bad_requests() {
 		run -0 step "${opts[@]}"
 		[ ! -s out.msg ]
 		# ...then once.
-		sleep 2.5
+		sleep 3.5
 		run -0 step "${opts[@]}" --stats
 		req a0 A 0 "Trickle-Attempt: $n" | expect_same - out.msg
 		trickle_stats sent=1 retried=1 in-flight=1 | expect_same - err.txt
@@ -662,7 +770,7 @@ bad_requests() {
 	fail a0 'target: still no' >r.msg
 	run -0 step "${opts[@]}" -r r.msg
 	entity_is A failed 0 3 '' - failure 'target: still no'
-	sleep 2.5
+	sleep 3.5
 	run -0 step "${opts[@]}" --stats
 	[ ! -s out.msg ]
 	trickle_stats blocked=1 | expect_same - err.txt
@@ -705,7 +813,7 @@ bad_requests() {
 }
 
 @test "--resend-after: a version in flight with no response is sent again after the delay, counted as resent" {
-	local -a opts=(--resend-after 2s)
+	local -a opts=(--resend-after 3s)
 	{
 		req a0 A 0
 		req a1 A 1
@@ -714,7 +822,7 @@ bad_requests() {
 	req a0 A 0 | expect_same - out.msg
 	run -0 step "${opts[@]}"
 	[ ! -s out.msg ]
-	sleep 2.5
+	sleep 3.5
 	run -0 step "${opts[@]}" --stats
 	req a0 A 0 'Trickle-Attempt: 2' | expect_same - out.msg
 	trickle_stats sent=1 resent=1 waiting=1 in-flight=1 | expect_same - err.txt
@@ -728,10 +836,10 @@ bad_requests() {
 	# Its next attempt is the resend's.
 	[ "$(msg-trickle status --state st --json A | jq -c '.[0] | [.state, .version, .attempts, .last_ok, (.next_attempt != null)]')" = '["in-flight","1",1,"0",true]' ]
 	# With --max-attempts, resends stop there.
-	sleep 2.5
+	sleep 3.5
 	run -0 step "${opts[@]}" --max-attempts 2
 	req a1 A 1 'Trickle-Attempt: 2' | expect_same - out.msg
-	sleep 2.5
+	sleep 3.5
 	run -0 step "${opts[@]}" --max-attempts 2 --stats
 	[ ! -s out.msg ]
 	trickle_stats in-flight=1 | expect_same - err.txt
