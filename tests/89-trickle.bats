@@ -1,15 +1,17 @@
 #!/usr/bin/env bats
 # msg-trickle, the trickle-feed handler: the pattern's table T1..T5 step
 # by step; versions of an entity sent one at a time in version order,
-# each after the success of the one before, byte for byte; many entities
+# each after the success of the one before, byte for byte; cron runs
+# with dir: channels and a responder between them; many entities
 # against a reference model (random versions, copies, stale ones,
 # random failures retried); failure then retry, skip and release;
 # --retry-after, --max-attempts and --resend-after; a target down while
 # 1,000 versions pile up, then drained in order; --latest, stale,
-# duplicate, unmatched and invalid messages; --max-in-flight; status as
-# text and JSON; operator commands beside a running instance; --stats
-# and usage errors. Most tests run --once on a state directory, one
-# step at a time, so that each step's result is exact.
+# duplicate, unmatched and invalid messages; --max-in-flight; a running
+# instance: when it ends, its responses FIFO opened again, operator
+# commands beside it; status as text and JSON; --stats and usage
+# errors. Most tests run --once on a state directory, one step at a
+# time, so that each step's result is exact.
 
 load test_helper
 bats_require_minimum_version 1.5.0
@@ -86,6 +88,37 @@ load fixtures/trickle/trickle
 		req b1 B 1
 	} | expect_same - t.msg
 	trickle_stats in=1 responses=2 sent=2 succeeded=2 in-flight=2 | expect_same - err.txt
+}
+
+@test "cron: run after run with a responder made of msg tools between them, every version of every entity goes in order" {
+	local e v round
+	for v in 0 1 2 3 4; do
+		for e in A B C; do
+			req "$e$v" "$e" "$v"
+		done
+	done | spool requests
+	spool responses </dev/null
+	for ((round = 1; round <= 20; round++)); do
+		run -0 step --output dir:target -r dir:responses dir:requests
+		[ ! -s err.txt ]
+		[ "$(files_in target/new)" != 0 ] || break
+		find target/new -type f -print0 | sort -z | xargs -0 cat >>sent.msg
+		# The target: a success for each message, from msg-translate.
+		run -0 msg-translate --once --set "Correlation-Id=header('Message-Id')" \
+			-H 'Status: success' --output dir:responses dir:target
+	done
+	echo "$round rounds"
+	[ "$round" = 6 ]
+	sent sent.msg >got
+	for v in 0 1 2 3 4; do
+		for e in A B C; do
+			echo "$e $v -"
+		done
+	done | expect_same - got
+	[ "$(files_in requests)" = 0 ]
+	[ "$(files_in responses)" = 0 ]
+	[ "$(msg-trickle status --state st --json | jq -c 'map([.key, .state, .last_ok])')" = \
+		'[["A","idle","4"],["B","idle","4"],["C","idle","4"]]' ]
 }
 
 @test "order: an entity's waiting versions go out lowest first, one at a time, each after the success of the one before" {
