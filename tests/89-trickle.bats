@@ -1049,6 +1049,9 @@ bad_requests() {
 	} >1.msg
 	run -0 step 1.msg
 	after=$(date -u +%s)
+	# The responses come more than a second later: SINCE stays the
+	# time the version was sent.
+	sleep 1.1
 	fail a0 'target: PO A unknown' >r.msg
 	ok c0 >>r.msg
 	run -0 step -r r.msg
@@ -1057,14 +1060,12 @@ bad_requests() {
 	printf '%s\n' "${lines[@]}" >status.txt
 	[ "${#lines[@]}" = 4 ]
 	[ "${lines[0]}" = $'KEY\tSTATE\tVERSION\tSINCE\tATTEMPTS\tWAITING\tLAST-OK\tFAILURE' ]
-	# The times, checked apart: when the versions were sent.
-	local since line
-	for line in 1 2; do
-		since=$(cut -f 4 <<<"${lines[$line]}")
-		[[ $since =~ ^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z$ ]]
-		[ "$(date -u -d "${since%.*}" +%s)" -ge "$before" ]
-		[ "$(date -u -d "${since%.*}" +%s)" -le "$after" ]
-	done
+	# The times, checked apart: when the versions were sent (A's last).
+	local since
+	since=$(cut -f 4 <<<"${lines[2]}")
+	[[ $since =~ ^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z$ ]]
+	[ "$(date -u -d "${since%.*}" +%s)" -ge "$before" ]
+	[ "$(date -u -d "${since%.*}" +%s)" -le "$after" ]
 	cut -f 1-3,5- status.txt >got
 	{
 		printf 'KEY\tSTATE\tVERSION\tATTEMPTS\tWAITING\tLAST-OK\tFAILURE\n'
@@ -1082,10 +1083,14 @@ bad_requests() {
 	[ "$stderr" = "msg-trickle: no entity 'Z' in 'st'" ]
 	[ "${#lines[@]}" = 2 ]
 	[ "$(printf '%s\n' "${lines[@]}" | cut -f 1)" = $'KEY\nC' ]
+	since=$(sed -n 2p status.txt | cut -f 4)
+	[[ $since =~ ^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z$ ]]
+	[ "$(date -u -d "${since%.*}" +%s)" -ge "$before" ]
+	[ "$(date -u -d "${since%.*}" +%s)" -le "$after" ]
 }
 
 @test "status --json: one array, field by field, null where there is none" {
-	local before after at
+	local before after at sent_by
 	{
 		req b0 B 0
 		req b1 B 1
@@ -1093,6 +1098,8 @@ bad_requests() {
 	} >1.msg
 	before=$(date -u +%s)
 	run -0 step --retry-after 1h 1.msg
+	sent_by=$(date -u +%s)
+	sleep 1.1
 	fail a0 'target: PO A unknown' >r.msg
 	run -0 step --retry-after 1h -r r.msg
 	after=$(date -u +%s)
@@ -1124,6 +1131,9 @@ bad_requests() {
 	run -66 --separate-stderr timeout -k 5 30 msg-trickle status --state empty --json
 	[ "$stderr" = "msg-trickle: 'empty': not a message store" ]
 	[ -z "$output" ]
+	# A's since is when its version was sent, not when it failed.
+	at=$(date -u -d "$(jq -r '.[0].since' status.json | sed 's/\.[0-9]*Z$/Z/')" +%s)
+	[ "$at" -le "$sent_by" ]
 }
 
 @test "status: read without the lock while an instance holds the state" {
