@@ -172,6 +172,16 @@ static int batch_end(struct tool *t)
 	return 0;
 }
 
+/* A stop at a request it cannot process (65): what the requests before
+ * it did is committed and sent first, as a stop at bad data promises. */
+static void before_data_exit(struct tool *t)
+{
+	static int once;
+
+	if (!once++ && feed)
+		batch_end(t);
+}
+
 /* ---- what comes in ---- */
 
 /* expr's string for the message bound: 0, or -1 after the message was
@@ -285,7 +295,11 @@ static int command_frame(struct tool *t, struct frame_reader *fr, struct headers
 		warnx_msg("warning: %s; ignored", why.ptr);
 		return 0;
 	}
-	warnx_msg("%s '%s' by the operator", trickle_admin_command_name(c), key);
+	/* The command itself applying it says so; an instance logs it. */
+	if (opt.tr.hold)
+		warnx_msg("%s '%s': applied", trickle_admin_command_name(c), key);
+	else
+		warnx_msg("%s '%s' by the operator", trickle_admin_command_name(c), key);
 	return 0;
 }
 
@@ -397,6 +411,7 @@ static int feed_main(int argc, char **argv, int hold)
 			  TOOL_OPT_STATS | TOOL_OPT_ONCE,
 		.option = option,
 		.batch_end = batch_end,
+		.before_data_exit = before_data_exit,
 		.counters = counters,
 	};
 	struct trickle_out out = { &t, send_message, superseded };

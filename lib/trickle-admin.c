@@ -232,7 +232,7 @@ static json_t *json_of(const struct entity_view *v, enum trickle_order o)
 				    json_string(e->status.ptr) : json_null());
 		json_object_set_new(failure, "error", e->error.len ?
 				    json_string(e->error.ptr) : json_null());
-		json_object_set_new(failure, "at", json_time(e->since));
+		json_object_set_new(failure, "at", json_time(e->failed_at));
 	}
 	json_object_set_new(j, "key", json_stringn(v->key, v->key_len));
 	json_object_set_new(j, "state", json_string(trickle_state_name(e->state)));
@@ -265,8 +265,8 @@ static int status(const char *dir, int json, char **keys, int nkeys)
 	struct store_rec rec;
 	struct entity_view v = { .waiting = BUF_INIT };
 	struct buf value = BUF_INIT;
-	json_t *list = json_array();
-	char *found = xcalloc((size_t)nkeys + 1, 1);
+	json_t *list;
+	char *found;
 	enum trickle_order o;
 	int r, code = 0;
 
@@ -274,6 +274,8 @@ static int status(const char *dir, int json, char **keys, int nkeys)
 		warnx_msg("%s", err.msg);
 		return err.exit;
 	}
+	list = json_array();
+	found = xcalloc((size_t)nkeys + 1, 1);
 	o = order_of(s);
 	trickle_entity_init(&v.e);
 	store_iter_init(&it, s, TRICKLE_ENTITY, "", 0);

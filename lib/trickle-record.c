@@ -3,7 +3,8 @@
  * entity as lines of text, so that a state directory can be looked into
  * with ordinary tools, and the version keys in sort order:
  *
- *   STATE ATTEMPTS SINCE NEXT_AT     e.g. "in-flight 1 1764792062345 0"
+ *   STATE ATTEMPTS SINCE NEXT_AT FAILED_AT
+ *                                    e.g. "in-flight 1 1764792062345 0 0"
  *   CURRENT                          sort keys in hex, empty for none
  *   HORIZON
  *   LAST_OK
@@ -61,8 +62,9 @@ static void add_hex(struct buf *out, const struct buf *b)
 void trickle_entity_encode(const struct trickle_entity *e, struct buf *out)
 {
 	buf_reset(out);
-	buf_addf(out, "%s %" PRIu64 " %" PRId64 " %" PRId64 "\n",
-		 state_names[e->state], e->attempts, e->since, e->next_at);
+	buf_addf(out, "%s %" PRIu64 " %" PRId64 " %" PRId64 " %" PRId64 "\n",
+		 state_names[e->state], e->attempts, e->since, e->next_at,
+		 e->failed_at);
 	add_hex(out, &e->current);
 	add_hex(out, &e->horizon);
 	add_hex(out, &e->last_ok);
@@ -137,8 +139,9 @@ static int read_head(struct trickle_entity *e, const char **p, const char *end)
 		return -1;
 	memcpy(line, s, n);
 	line[n] = '\0';
-	if (sscanf(line, "%15s %" SCNu64 " %" SCNd64 " %" SCNd64 "%n", word,
-		   &e->attempts, &e->since, &e->next_at, &used) != 4 ||
+	if (sscanf(line, "%15s %" SCNu64 " %" SCNd64 " %" SCNd64 " %" SCNd64 "%n",
+		   word, &e->attempts, &e->since, &e->next_at, &e->failed_at,
+		   &used) != 5 ||
 	    (size_t)used != n)
 		return -1;
 	for (int i = 0; i < 4; i++)

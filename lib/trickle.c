@@ -106,7 +106,7 @@ static int load(struct trickle *tr, const char *key, size_t klen)
 	if (r <= 0) {
 		e->state = TR_IDLE;
 		e->attempts = 0;
-		e->since = e->next_at = 0;
+		e->since = e->next_at = e->failed_at = 0;
 		buf_reset(&e->current);
 		buf_reset(&e->horizon);
 		buf_reset(&e->last_ok);
@@ -430,7 +430,7 @@ static int failed(struct trickle *tr, const char *key, size_t klen,
 	if (store_delete(tr->store, TRICKLE_SENT, e->msgid.ptr, e->msgid.len) < 0)
 		return -1;
 	e->state = TR_FAILED;
-	e->since = now;
+	e->failed_at = now;
 	e->next_at = 0;
 	if (tr->opt.retry_after &&
 	    (!tr->opt.max_attempts || e->attempts < tr->opt.max_attempts))
@@ -615,6 +615,24 @@ int trickle_sync(struct trickle *tr)
 
 /* ---- restart ------------------------------------------------------------------- */
 
+/*
+ * This run's --resend-after or --retry-after for an entity an earlier
+ * run left without a deadline (it ran without the option): 1 when one
+ * was set. One already set stays as it is.
+ */
+static int add_deadline(struct trickle *tr)
+{
+	struct trickle_entity *e = &tr->e;
+
+	if (e->next_at || (tr->opt.max_attempts && e->attempts >= tr->opt.max_attempts))
+		return 0;
+	if (e->state == TR_IN_FLIGHT && tr->opt.resend_after)
+		e->next_at = e->since + tr->opt.resend_after;
+	else if (e->state == TR_FAILED && tr->opt.retry_after)
+		e->next_at = e->failed_at + tr->opt.retry_after;
+	return e->next_at != 0;
+}
+
 static int check_order(struct trickle *tr, struct buf *why)
 {
 	const char *mine = tr->opt.order == TRICKLE_TEXT ? "text" : "number";
@@ -651,6 +669,15 @@ int trickle_restore(struct trickle *tr, int64_t now, struct buf *why)
 			tr->in_flight++;
 		else if (tr->e.state == TR_READY)
 			hold_ready(tr, rec.key, rec.key_len);
+		if (add_deadline(tr)) {
+			/* rec's name lasts only until the store changes */
+			buf_reset(&tr->key);
+			buf_add(&tr->key, rec.key, rec.key_len);
+			if (save(tr, tr->key.ptr, tr->key.len) < 0) {
+				r = -1;
+				break;
+			}
+		}
 	}
 	store_iter_release(&it);
 	if (r < 0)

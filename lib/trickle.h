@@ -46,7 +46,8 @@ enum trickle_state { TR_IDLE, TR_READY, TR_IN_FLIGHT, TR_FAILED };
 struct trickle_entity {
 	enum trickle_state state;
 	uint64_t attempts;	/* of the current version */
-	int64_t since;		/* sent (in flight) or failed at, ms */
+	int64_t since;		/* the current version was sent at, ms */
+	int64_t failed_at;	/* the last failure response came at */
 	int64_t next_at;	/* the next retry or resend, 0: none */
 	struct buf current;	/* the version in flight or failed */
 	struct buf horizon;	/* the highest version sent or done */

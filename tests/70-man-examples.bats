@@ -788,7 +788,7 @@ Trickle-Attempt: 2
 File-Name: C-1.xml
 EOF
 	{
-		echo "msg-trickle: retry 'C' by the operator"
+		echo "msg-trickle: retry 'C': applied"
 		stats 0 0 1 0 0 1 0 1 1
 		stats 0 1 1 1 0 0 0 0 1
 		stats 0 1 0 1 0 0 0 0 0
