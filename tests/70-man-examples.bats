@@ -666,7 +666,7 @@ EOF
 }
 
 @test "man: msg-exec(1) examples run as pasted" {
-	examples msg-exec.1 6
+	examples msg-exec.1 7
 	quiet 1 2 4
 	local uuid='[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}'
 	# A reply for each line, correlated with it, with what wc printed.
@@ -738,6 +738,23 @@ EOF
 	[ "$(wc -l <err6)" = 2 ]
 	grep -q -x -E "msg-exec: $uuid: A 1: the warehouse is busy" err6
 	grep -q -x -E "msg-exec: $uuid: B 1: no such customer" err6
+	# One msg-translate made the three invoices, each the reply to its
+	# order.
+	sed -E "s/^Correlation-Id: $uuid\$/Correlation-Id: ID/" out7 | same <(cat <<'EOF'
+<invoice order="1" total="5"/>
+<invoice order="2" total="2.5"/>
+<invoice order="3" total="10"/>
+Correlation-Id: ID
+Status: success
+Correlation-Id: ID
+Status: success
+Correlation-Id: ID
+Status: success
+EOF
+	)
+	same err7 <<'EOF'
+msg-exec: stats: in 3, runs 1, succeeded 3, failed 0, retried 0, timed-out 0, invalid 0, replies 3
+EOF
 }
 
 @test "man: msg-aggregate(1) examples run as pasted" {
