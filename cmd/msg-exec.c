@@ -18,9 +18,9 @@ static const char usage[] =
 	"usage: msg-exec [-P n] [--unordered] [--timeout duration] [--kill-after duration]\n"
 	"                [--retry n] [--retry-delay duration] [--retry-max duration]\n"
 	"                [--retry-on codes|any] [--max-output size] [--pass]\n"
-	"                [--failed channel] [--reply-frames] [--no-copy-headers]\n"
-	"                [-t type] [-i channel]... [--output channel] [--invalid channel]\n"
-	"                [--once] [--stats] [--] command [arg ...]";
+	"                [--failed channel] [--reply-frames] [--coprocess]\n"
+	"                [--no-copy-headers] [-t type] [-i channel]... [--output channel]\n"
+	"                [--invalid channel] [--once] [--stats] [--] command [arg ...]";
 
 static struct {
 	struct exec_opt x;

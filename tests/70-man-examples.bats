@@ -12,8 +12,9 @@ EXTRACT="$BATS_TEST_DIRNAME/man-examples.awk"
 MAN="$MSG_TOP/man"
 
 # The pages with an EXAMPLES section, each with a test below.
-PAGES="msg-aggregate.1 msg-dedupe.1 msg-resequence.1 msg-route.1 msg-split.1
-msg-tap.1 msg-tools.7 msg-translate.1 msg-trickle.1 msg-unwrap.1 msg-wrap.1"
+PAGES="msg-aggregate.1 msg-dedupe.1 msg-exec.1 msg-resequence.1 msg-route.1
+msg-split.1 msg-tap.1 msg-tools.7 msg-translate.1 msg-trickle.1 msg-unwrap.1
+msg-wrap.1"
 
 # pasted FILE: run the shell code in FILE as a reader pastes it, in the
 # current directory.
@@ -248,7 +249,7 @@ EOF
 @test "man: each tool's --help and its page's SYNOPSIS name the same options, each described" {
 	local t help synopsis described
 	for t in msg-wrap msg-unwrap msg-split msg-route msg-tap msg-translate \
-		msg-resequence msg-dedupe msg-trickle; do
+		msg-resequence msg-dedupe msg-trickle msg-exec; do
 		help=$("$t" --help 2>&1 | grep -o -E -e '--[a-z][a-z-]*' |
 			grep -v -x -E -e '--(help|version)' | sort -u)
 		synopsis=$(sed -n '/^\.Sh SYNOPSIS/,/^\.Sh /p' "$MAN/$t.1" |
@@ -662,6 +663,98 @@ EOF
 	[ -d work/outbox/new ]
 	[ -z "$(find work/inbox work/routed work/outbox -type f)" ]
 	[ -d work/dedupe.state ]
+}
+
+@test "man: msg-exec(1) examples run as pasted" {
+	examples msg-exec.1 7
+	quiet 1 2 4
+	local uuid='[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}'
+	# A reply for each line, correlated with it, with what wc printed.
+	msg-unwrap -H work/lines.msg | sed -n 's/^Message-Id: /Correlation-Id: /p' >ids
+	same <(grep '^Correlation-Id: ' out1) <ids
+	[ "$(count "^Message-Id: $uuid\$" out1)" = 2 ]
+	[ "$(count '^Exit-Status: 0$' out1)" = 2 ]
+	[ "$(count '^Status: success$' out1)" = 2 ]
+	[ "$(count '^Content-Type: text/plain$' out1)" = 2 ]
+	[ "$(count '^Error:' out1)" = 0 ]
+	same <(grep '^Content-Length: ' out1) <<'EOF'
+Content-Length: 2
+Content-Length: 3
+EOF
+	printf '3\n13\n' | same <(sed -n '/^[0-9]/p' out1)
+	# The header's value as it was, through argv and the environment.
+	same out2 <<'EOF'
+[O'Brien; $(date)]
+[O'Brien; $(date)]
+EOF
+	# Orders 1 and 3 accepted under their own Message-Id as the key,
+	# order 2 refused with curl's reason, which its stderr line names.
+	local ids
+	mapfile -t ids < <(msg-unwrap -H work/replies.msg | sed -n 's/^Correlation-Id: //p')
+	[ "${#ids[@]}" = 3 ]
+	same out3 <<EOF
+{"key": "${ids[0]}", "order": {"order": 1, "qty": 2}}
+{"key": "${ids[2]}", "order": {"order": 3, "qty": 5}}
+Status: success
+Status: failure
+Error: msg-exec: curl: (22) The requested URL returned error: 422
+Status: success
+EOF
+	echo "msg-exec: ${ids[1]}: curl: (22) The requested URL returned error: 422" | same err3
+	# The good postcodes passed as they were, the bad one set aside.
+	same out4 <<'EOF'
+{"id": 1, "zip": "75001"}
+{"id": 3, "zip": "10115"}
+{"id": 2, "zip": "7501"}
+Error: msg-exec: exit status 1
+EOF
+	# Each order booked once; the copies answered, not booked again.
+	same out5 <<'EOF'
+order 1: booked
+order 2: booked
+order 1: booked before
+order 2: booked before
+<order id="1"/>
+<order id="2"/>
+EOF
+	same err5 <<'EOF'
+msg-exec: stats: in 4, runs 4, succeeded 4, failed 0, retried 0, timed-out 0, invalid 0, replies 4
+EOF
+	[ -z "$(find work/requests work/replies -type f)" ]
+	# The loop: every version but the refused one booked once, those of
+	# each order in order (a stable sort by order keeps it), A 1 after
+	# its retry; B held at its failure, A done.
+	same <(grep '^<po' out6 | sort -s -t '"' -k 2,2) <<'EOF'
+<po id="A" version="0"/>
+<po id="A" version="1"/>
+<po id="A" version="2"/>
+<po id="B" version="0"/>
+EOF
+	same <(grep -v '^<po' out6) <<'EOF'
+KEY	STATE	VERSION	FAILURE
+A	idle	-	-
+B	failed	1	failure: msg-exec: B 1: no such customer
+EOF
+	[ "$(wc -l <err6)" = 2 ]
+	grep -q -x -E "msg-exec: $uuid: A 1: the warehouse is busy" err6
+	grep -q -x -E "msg-exec: $uuid: B 1: no such customer" err6
+	# One msg-translate made the three invoices, each the reply to its
+	# order.
+	sed -E "s/^Correlation-Id: $uuid\$/Correlation-Id: ID/" out7 | same <(cat <<'EOF'
+<invoice order="1" total="5"/>
+<invoice order="2" total="2.5"/>
+<invoice order="3" total="10"/>
+Correlation-Id: ID
+Status: success
+Correlation-Id: ID
+Status: success
+Correlation-Id: ID
+Status: success
+EOF
+	)
+	same err7 <<'EOF'
+msg-exec: stats: in 3, runs 1, succeeded 3, failed 0, retried 0, timed-out 0, invalid 0, replies 3
+EOF
 }
 
 @test "man: msg-aggregate(1) examples run as pasted" {
