@@ -20,7 +20,8 @@ static const char usage[] =
 	"                [--retry-on codes|any] [--max-output size] [--pass]\n"
 	"                [--failed channel] [--reply-frames] [--coprocess]\n"
 	"                [--no-copy-headers] [-t type] [-i channel]... [--output channel]\n"
-	"                [--invalid channel] [--once] [--stats] [--] command [arg ...]";
+	"                [--invalid channel] [--dead-letter channel] [--once] [--stats]\n"
+	"                [--] command [arg ...]";
 
 static struct {
 	struct exec_opt x;
@@ -43,6 +44,7 @@ static char **command;	/* COMMAND [ARG ...] as given */
 static int ncommand;
 static struct exec_pool *pool;
 static struct exec_coproc *coproc;
+static char **coproc_argv;	/* --coprocess's command line, braces unescaped */
 extern char **environ;
 static struct frame_writer *failed_out;
 static uint64_t seq;
@@ -50,10 +52,14 @@ static int in_pool;	/* a result is being handed back */
 
 static struct tool_counter counters[] = {
 	{ "in", 0 }, { "runs", 0 }, { "succeeded", 0 }, { "failed", 0 },
-	{ "retried", 0 }, { "timed-out", 0 }, { "invalid", 0 }, { "replies", 0 },
+	{ "retried", 0 }, { "timed-out", 0 }, { "invalid", 0 }, { "expired", 0 },
+	{ "replies", 0 },
 	{ NULL, 0 },
 };
-enum { C_IN, C_RUNS, C_SUCCEEDED, C_FAILED, C_RETRIED, C_TIMED_OUT, C_INVALID, C_REPLIES };
+enum {
+	C_IN, C_RUNS, C_SUCCEEDED, C_FAILED, C_RETRIED, C_TIMED_OUT, C_INVALID,
+	C_EXPIRED, C_REPLIES,
+};
 
 enum {
 	OPT_UNORDERED = 0x100, OPT_TIMEOUT, OPT_KILL_AFTER, OPT_RETRY, OPT_RETRY_DELAY,
@@ -236,6 +242,21 @@ static int exec_frame(struct tool *t, struct frame_reader *fr, struct headers *h
 
 /* ---- start ---- */
 
+/* --coprocess runs one command line for every message: its {{ and }}
+ * written as braces, and no {Name}. */
+static void coprocess_argv(struct tool *t, char **args, int n)
+{
+	struct headers none;
+	struct buf why = BUF_INIT;
+
+	headers_init(&none);
+	if (exec_argv(args, n, &none, &coproc_argv, &why) < 0)
+		tool_usage_error(t, "--coprocess runs one command line for every "
+				 "message: %s", why.ptr);
+	headers_release(&none);
+	buf_release(&why);
+}
+
 int main(int argc, char **argv)
 {
 	static char *stdin_only[] = { "-" };
@@ -244,7 +265,8 @@ int main(int argc, char **argv)
 		.shortopts = "P:t:i:",
 		.options_first = 1,
 		.longopts = longopts,
-		.common = TOOL_OPT_OUTPUT | TOOL_OPT_INVALID | TOOL_OPT_STATS | TOOL_OPT_ONCE,
+		.common = TOOL_OPT_OUTPUT | TOOL_OPT_INVALID | TOOL_OPT_DEAD_LETTER |
+			  TOOL_OPT_STATS | TOOL_OPT_ONCE | TOOL_EXPIRES,
 		.option = option,
 		.batch_end = batch_end,
 		.before_data_exit = before_data_exit,
@@ -264,10 +286,8 @@ int main(int argc, char **argv)
 		tool_usage_error(&t, "--failed goes with --pass");
 	if (opt.coprocess && opt.x.parallel > 1)
 		tool_usage_error(&t, "--coprocess runs one process: no -P");
-	for (int i = first; opt.coprocess && i < argc; i++)
-		if (strchr(argv[i], '{'))
-			tool_usage_error(&t, "--coprocess runs one command for every message: "
-					 "no {Name} in '%s'", argv[i]);
+	if (opt.coprocess)
+		coprocess_argv(&t, argv + first, argc - first);
 	if (opt.coprocess)
 		opt.reply.reply_frames = 1;
 	command = argv + first;
@@ -286,7 +306,7 @@ int main(int argc, char **argv)
 	if (opt.failed)
 		failed_out = tool_add_output(&t, opt.failed);
 	if (opt.coprocess)
-		coproc = exec_coproc_new(&opt.x, command, environ, job_done, &t);
+		coproc = exec_coproc_new(&opt.x, coproc_argv, environ, job_done, &t);
 	else
 		pool = exec_pool_new(&opt.x, job_done, &t);
 	tool_each_frame(&t, opt.ninputs ? (int)opt.ninputs : 1,
@@ -303,6 +323,7 @@ int main(int argc, char **argv)
 	tool_finish(&t);
 	exec_pool_free(pool);
 	exec_coproc_free(coproc);
+	exec_strings_free(coproc_argv);
 	free(path);
 	free(opt.inputs);
 	free(opt.retry_on);

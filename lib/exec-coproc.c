@@ -257,18 +257,15 @@ static int died(struct exec_coproc *c, int st)
 	buf_reset(&j->last_err);
 	buf_add(&j->last_err, c->last_err.ptr, c->last_err.len);
 	buf_reset(&j->out);
-	if (j->end != EXEC_EXITED || j->status == 0) {
-		/* A coprocess that ends is a failure whatever its status. */
-		if (!j->last_err.len)
-			buf_addf(&j->last_err, "coprocess ended (%s %d) before its reply",
-				 j->end == EXEC_EXITED ? "exit status" : "signal", j->status);
-	}
+	if (j->end == EXEC_EXITED && j->status == 0)
+		j->end = EXEC_NO_REPLY;	/* a failure all the same */
+	if (!j->last_err.len)
+		buf_addf(&j->last_err, "coprocess ended (%s %d) before its reply",
+			 j->by_signal ? "signal" : "exit status", j->status);
 	if (j->attempt <= c->opt.retries && retried(c, j)) {
 		j->attempt++;
 		c->counts.retried++;
 	} else {
-		if (j->end == EXEC_EXITED && j->status == 0)
-			j->status = -1;	/* not a success: it gave no reply */
 		j->finished = 1;
 		memmove(c->jobs, c->jobs + 1, (c->njobs - 1) * sizeof(*c->jobs));
 		c->njobs--;

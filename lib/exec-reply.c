@@ -73,6 +73,8 @@ void exec_job_reason(const struct exec_job *j, const struct exec_opt *o,
 	case EXEC_STOPPED:
 		buf_addstr(out, "stopped");
 		return;
+	case EXEC_NO_REPLY:
+		break;
 	case EXEC_SIGNALED:
 		if (!j->last_err.len) {
 			buf_addf(out, "killed by signal %d", j->status);
@@ -107,8 +109,9 @@ static int copied(const char *name, size_t n)
  * The frame the command wrote, whole: its headers into h (over what is
  * there), its body's place in out. 0, or -1 with why.
  */
-static int own_frame(const struct buf *out, struct headers *h, size_t *body_at,
-		     uint64_t *body_len, struct buf *why)
+static int own_frame(const struct buf *out, const char *request_id,
+		     struct headers *h, size_t *body_at, uint64_t *body_len,
+		     struct buf *why)
 {
 	struct headers own;
 	struct buf nm = BUF_INIT;
@@ -141,6 +144,11 @@ static int own_frame(const struct buf *out, struct headers *h, size_t *body_at,
 		size_t nn, vn;
 		const char *name = headers_name(&own, i, &nn);
 		const char *value = headers_value(&own, i, &vn);
+		/* A command that echoes the request's Message-Id back does not
+		 * give its reply the same one: each message keeps its own. */
+		if (request_id && header_name_eq(name, nn, "Message-Id", 10) &&
+		    strlen(request_id) == vn && !memcmp(value, request_id, vn))
+			continue;
 		if (!header_name_eq(name, nn, "Content-Length", 14)) {
 			buf_reset(&nm);
 			buf_add(&nm, name, nn);
@@ -190,7 +198,7 @@ int exec_reply(const struct exec_job *j, const struct exec_opt *o,
 	} else if (ro->reply_frames) {
 		struct headers own;
 		headers_init(&own);
-		framed = own_frame(&j->out, &own, &at, &blen, &why) == 0;
+		framed = own_frame(&j->out, NULL, &own, &at, &blen, &why) == 0;
 		if (!framed) {
 			ok = 0;
 			buf_addf(&reason, "output is not one message frame: %s", why.ptr);
@@ -204,7 +212,7 @@ int exec_reply(const struct exec_job *j, const struct exec_opt *o,
 	headers_set(h, "Content-Type", ro->content_type ? ro->content_type :
 		    message_detect_type(j->out.ptr + at, (size_t)blen, NULL, 0));
 	if (framed)	/* the command's own headers win */
-		own_frame(&j->out, h, &at, &blen, &why);
+		own_frame(&j->out, id, h, &at, &blen, &why);
 	buf_release(&reason);
 	buf_release(&why);
 	*body = j->out.ptr + at;

@@ -41,6 +41,7 @@ enum exec_end {
 	EXEC_TIMED_OUT,		/* killed after --timeout */
 	EXEC_OVER_OUTPUT,	/* killed: stdout over --max-output */
 	EXEC_STOPPED,		/* killed because msg-exec was asked to stop */
+	EXEC_NO_REPLY,		/* a coprocess ended before its reply */
 };
 
 struct exec_job {

@@ -718,7 +718,7 @@ order 2: booked before
 <order id="2"/>
 EOF
 	same err5 <<'EOF'
-msg-exec: stats: in 4, runs 4, succeeded 4, failed 0, retried 0, timed-out 0, invalid 0, replies 4
+msg-exec: stats: in 4, runs 4, succeeded 4, failed 0, retried 0, timed-out 0, invalid 0, expired 0, replies 4
 EOF
 	[ -z "$(find work/requests work/replies -type f)" ]
 	# The loop: every version but the refused one booked once, those of
@@ -753,7 +753,7 @@ Status: success
 EOF
 	)
 	same err7 <<'EOF'
-msg-exec: stats: in 3, runs 1, succeeded 3, failed 0, retried 0, timed-out 0, invalid 0, replies 3
+msg-exec: stats: in 3, runs 1, succeeded 3, failed 0, retried 0, timed-out 0, invalid 0, expired 0, replies 3
 EOF
 }
 
