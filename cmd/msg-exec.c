@@ -19,6 +19,7 @@ static const char usage[] =
 	"                [--retry n] [--retry-delay duration] [--retry-max duration]\n"
 	"                [--retry-on codes|any] [--max-output size] [--pass]\n"
 	"                [--failed channel] [--reply-frames] [--coprocess]\n"
+	"                [--reply-to --allow channel ...]\n"
 	"                [--no-copy-headers] [-t type] [-i channel]... [--output channel]\n"
 	"                [--invalid channel] [--dead-letter channel] [--once] [--stats]\n"
 	"                [--] command [arg ...]";
@@ -26,7 +27,10 @@ static const char usage[] =
 static struct {
 	struct exec_opt x;
 	struct exec_reply_opt reply;
-	int pass, coprocess;
+	int pass, coprocess, reply_to;
+	char **allow;		/* --allow: the channels Reply-To may name */
+	struct frame_writer **allowed;
+	size_t nallow;
 	const char *failed;
 	char **inputs;
 	size_t ninputs;
@@ -64,7 +68,7 @@ enum {
 enum {
 	OPT_UNORDERED = 0x100, OPT_TIMEOUT, OPT_KILL_AFTER, OPT_RETRY, OPT_RETRY_DELAY,
 	OPT_RETRY_MAX, OPT_RETRY_ON, OPT_MAX_OUTPUT, OPT_PASS, OPT_FAILED,
-	OPT_REPLY_FRAMES, OPT_NO_COPY, OPT_COPROCESS,
+	OPT_REPLY_FRAMES, OPT_NO_COPY, OPT_COPROCESS, OPT_REPLY_TO, OPT_ALLOW,
 };
 
 static const struct option longopts[] = {
@@ -82,6 +86,8 @@ static const struct option longopts[] = {
 	{ "reply-frames", no_argument, NULL, OPT_REPLY_FRAMES },
 	{ "no-copy-headers", no_argument, NULL, OPT_NO_COPY },
 	{ "coprocess", no_argument, NULL, OPT_COPROCESS },
+	{ "reply-to", no_argument, NULL, OPT_REPLY_TO },
+	{ "allow", required_argument, NULL, OPT_ALLOW },
 	{ "content-type", required_argument, NULL, 't' },
 	{ "input", required_argument, NULL, 'i' },
 	{ NULL, 0, NULL, 0 },
@@ -134,6 +140,11 @@ static int option(struct tool *t, int c, const char *arg)
 	case OPT_REPLY_FRAMES: opt.reply.reply_frames = 1; return 0;
 	case OPT_NO_COPY: opt.reply.no_copy = 1; return 0;
 	case OPT_COPROCESS: opt.coprocess = 1; return 0;
+	case OPT_REPLY_TO: opt.reply_to = 1; return 0;
+	case OPT_ALLOW:
+		opt.allow = xrealloc(opt.allow, (opt.nallow + 1) * sizeof(*opt.allow));
+		opt.allow[opt.nallow++] = (char *)arg;
+		return 0;
 	case 't': opt.reply.content_type = arg; return 0;
 	case 'i':
 		opt.inputs = xrealloc(opt.inputs, (opt.ninputs + 1) * sizeof(*opt.inputs));
@@ -144,6 +155,28 @@ static int option(struct tool *t, int c, const char *arg)
 }
 
 /* ---- results ---- */
+
+/* Where a request's reply goes: its Reply-To (Return Address), checked
+ * when it was read against --allow, or the main output. -1 for one not
+ * allowed. */
+static long allowed_index(const struct headers *h)
+{
+	const char *to = opt.reply_to ? headers_get(h, "Reply-To") : NULL;
+
+	if (!to)
+		return (long)opt.nallow;
+	for (size_t i = 0; i < opt.nallow; i++)
+		if (!strcmp(opt.allow[i], to))
+			return (long)i;
+	return -1;
+}
+
+static struct frame_writer *reply_channel(struct tool *t, const struct headers *h)
+{
+	long i = allowed_index(h);
+
+	return i >= 0 && (size_t)i < opt.nallow ? opt.allowed[i] : t->out;
+}
 
 /* A final result: its reply, or under --pass the request or its failure. */
 static void job_done(void *ctx, struct exec_job *j)
@@ -162,7 +195,7 @@ static void job_done(void *ctx, struct exec_job *j)
 	ok = exec_reply(j, &opt.x, &opt.reply, &h, &body, &len);
 	counters[ok ? C_SUCCEEDED : C_FAILED].n++;
 	if (!opt.pass) {
-		if (tool_write(t->out, &h, body, len, &why) < 0)
+		if (tool_write(reply_channel(t, &j->h), &h, body, len, &why) < 0)
 			tool_invalid(t, &j->h, j->body.ptr, j->body.len, "%s", why.ptr);
 		else
 			counters[C_REPLIES].n++;
@@ -222,6 +255,13 @@ static int exec_frame(struct tool *t, struct frame_reader *fr, struct headers *h
 		snprintf(j->id, sizeof(j->id), "%s", id ? id : "(no Message-Id)");
 		if (exec_coproc_submit(coproc, j) < 0)
 			die_errno(EX_OSERR, "cannot run '%s'", command[0]);
+		return 0;
+	}
+	if (allowed_index(h) < 0) {
+		tool_invalid(t, h, j->body.ptr, j->body.len,
+			     "Reply-To '%s' is not a channel given with --allow",
+			     headers_get(h, "Reply-To"));
+		exec_job_free(j);
 		return 0;
 	}
 	if (exec_argv(command, ncommand, h, &j->argv, &why) < 0 ||
@@ -305,6 +345,11 @@ int main(int argc, char **argv)
 	tool_open_outputs(&t);
 	if (opt.failed)
 		failed_out = tool_add_output(&t, opt.failed);
+	if (opt.nallow && !opt.reply_to)
+		tool_usage_error(&t, "--allow goes with --reply-to");
+	opt.allowed = xcalloc(opt.nallow + 1, sizeof(*opt.allowed));
+	for (size_t i = 0; i < opt.nallow; i++)
+		opt.allowed[i] = tool_add_output(&t, opt.allow[i]);
 	if (opt.coprocess)
 		coproc = exec_coproc_new(&opt.x, coproc_argv, environ, job_done, &t);
 	else
@@ -326,6 +371,8 @@ int main(int argc, char **argv)
 	exec_strings_free(coproc_argv);
 	free(path);
 	free(opt.inputs);
+	free(opt.allow);
+	free(opt.allowed);
 	free(opt.retry_on);
 	if (cut)
 		return EX_TEMPFAIL;

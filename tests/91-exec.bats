@@ -514,3 +514,34 @@ HOSTILE=$'a  b\t"dq" \'sq\' $(touch pwned) ; touch pwned; `touch pwned` && touch
 	printf 'a1\tsuccess\tone\na2\tsuccess\ttwo\nb1\tsuccess\tthree\nb2\tsuccess\tfour\nc1\tsuccess\tfive\n' |
 		expect_same - got
 }
+
+# ---- Return Address ----
+
+@test "--reply-to: a reply goes to its request's Reply-To when --allow names it, else to the output; one not allowed is invalid and not run" {
+	{
+		frame one 'Message-Id: r1' 'Reply-To: back.msg'
+		frame two 'Message-Id: r2'
+		frame six 'Message-Id: r3' 'Reply-To: elsewhere.msg'
+		frame ten 'Message-Id: r4' 'Reply-To: back.msg'
+	} >in.msg
+	run -0 mx --reply-to --allow back.msg --invalid inv.msg --stats cat
+	[ "$(count_frames back.msg)" = 2 ]
+	[ "$(frame_part back.msg 1 head | grep '^Correlation-Id: ')" = 'Correlation-Id: r1' ]
+	[ "$(frame_part back.msg 2 head | grep '^Correlation-Id: ')" = 'Correlation-Id: r4' ]
+	printf ten | body_is back.msg 2
+	[ "$(count_frames out.msg)" = 1 ]
+	[ "$(frame_part out.msg 1 head | grep '^Correlation-Id: ')" = 'Correlation-Id: r2' ]
+	[ "$(count_frames inv.msg)" = 1 ]
+	[ "$(frame_part inv.msg 1 head | grep '^Error: ')" = "Error: msg-exec: Reply-To 'elsewhere.msg' is not a channel given with --allow" ]
+	[ ! -e elsewhere.msg ]
+	{
+		echo "msg-exec: warning: message r3: Reply-To 'elsewhere.msg' is not a channel given with --allow: diverted to 'inv.msg'"
+		exec_stats in=4 runs=3 succeeded=3 invalid=1 replies=3
+	} | cmp - err.txt
+	# Without --reply-to the header is only copied: every reply to the output.
+	run -0 mx cat
+	[ "$(count_frames out.msg)" = 4 ]
+	# --allow alone is a usage error.
+	run -64 mx --allow back.msg cat
+	[ "$(head -1 err.txt)" = "msg-exec: --allow goes with --reply-to" ]
+}
