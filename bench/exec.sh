@@ -107,9 +107,12 @@ check_exec() {
 }
 
 # check_peer CMD...: CMD, run on the paths, prints every body (in any
-# order: two at a time, they finish as they will).
+# order: two at a time, they finish as they will). The output file is
+# opened for appending: two cats writing into one file description
+# without O_APPEND overwrite each other's lines.
 check_peer() {
-	"$@" <"$BENCH_TMP/paths" >"$BENCH_TMP/out" ||
+	rm -f "$BENCH_TMP/out"
+	"$@" <"$BENCH_TMP/paths" >>"$BENCH_TMP/out" ||
 		bench_die "'$*' failed on the bodies as files"
 	sort "$BENCH_TMP/out" | cmp -s - "$sorted_bodies" ||
 		bench_die "'$*' did not print every body once"
