@@ -268,6 +268,11 @@ static int reap(struct exec_child *c)
  * grandchild that keeps them open is not waited for. */
 static void finish(struct exec_child *c, const struct exec_opt *o, int64_t now)
 {
+	/* Stopped, and gone before its SIGKILL was due: what it started and
+	 * left in its group (a grandchild deaf to SIGTERM) goes now, not
+	 * after us. */
+	if (c->killed_for && c->kill_at)
+		signal_group(c, SIGKILL);
 	if (c->out_fd >= 0)
 		drain(c, &c->out_fd, 1, o, now);
 	if (c->err_fd >= 0)

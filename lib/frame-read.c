@@ -96,6 +96,12 @@ static int fill(struct frame_reader *fr)
 		fr->before_wait(fr->before_wait_arg);
 	else if (fr->may_wait)
 		frame_writers_flush_all();
+	/* Asked to stop while the batch ended (msg-exec waits for its
+	 * children there): between frames, that is the end of input. */
+	if (io_stop_requested && !fr->in_body && fr->pos == fr->end) {
+		fr->eof = 1;
+		return 0;
+	}
 	for (;;) {
 		/* A tool's timers run while it waits (timer.h). */
 		r = fr->may_wait ? timer_wait_readable(fr->fd) : 0;
