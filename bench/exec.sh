@@ -1,7 +1,7 @@
 #!/bin/sh
 # exec: msg-exec -P 2 /bin/cat, a process per message, against xargs and
 # GNU parallel running cat once per file.
-# usage: sh bench/exec.sh [BUILD] [all | exec | xargs | parallel]
+# usage: sh bench/exec.sh [BUILD] [all | exec | xargs | parallel | coprocess]
 #
 # Data: BENCH_EXEC_MESSAGES (default 20000) small messages, a text body of
 # about 30 bytes each ("message N of the exec benchmark"); the same
@@ -17,6 +17,11 @@
 #           ratio of msg-exec's time to its, reported.
 # parallel: parallel -j 2 cat on the paths (GNU parallel, when it is
 #           installed; skipped with a note when not); the ratio, reported.
+# coprocess: msg-exec --coprocess cat over BENCH_EXEC_COPROC_MESSAGES
+#           (default 200000) of the same messages: one process that
+#           echoes each request frame as its reply, the round trip of
+#           --coprocess with no work in it. Target: at least 300,000
+#           round trips per second.
 #
 # Runs take seconds, so each is timed whole, best of BENCH_EXEC_RUNS
 # (default BENCH_RUNS, at most 2), its output through a pipe into
@@ -33,7 +38,7 @@ here=$(dirname "$0")
 . "$here/lib.sh"
 
 part=${2:-all}
-bench_check_part exec.sh "$part" exec xargs parallel
+bench_check_part exec.sh "$part" exec xargs parallel coprocess
 bench_init "${1:-build}"
 exec_tool=$(bench_tool msg-exec) || exit 1
 unwrap=$(bench_tool msg-unwrap) || exit 1
@@ -45,6 +50,9 @@ MESSAGES=${BENCH_EXEC_MESSAGES:-20000}
 RUNS=${BENCH_EXEC_RUNS:-$((BENCH_RUNS < 2 ? BENCH_RUNS : 2))}
 bench_need_positive "BENCH_EXEC_MESSAGES and BENCH_EXEC_RUNS" "$MESSAGES" "$RUNS"
 EXEC_TARGET=3000	# messages per second
+COPROC_MESSAGES=${BENCH_EXEC_COPROC_MESSAGES:-200000}
+bench_need_positive BENCH_EXEC_COPROC_MESSAGES "$COPROC_MESSAGES"
+COPROC_TARGET=300000	# round trips per second
 CAT=$(command -v cat)
 exec_us=			# msg-exec's figures, for the ratios
 exec_cpu=
@@ -133,6 +141,30 @@ measure_exec() {
 		"$EXEC_TARGET" " msg/s"
 }
 
+# measure_coprocess: msg-exec --coprocess cat checked (a success reply
+# with each body, in order), timed and judged.
+measure_coprocess() {
+	bench_cache "exec-$COPROC_MESSAGES.msg" gen_frames "$COPROC_MESSAGES"
+	_mcframes=$BENCH_FILE
+	"$exec_tool" --coprocess "$CAT" <"$_mcframes" >"$BENCH_TMP/out" ||
+		bench_die "msg-exec --coprocess cat failed on '$_mcframes'"
+	"$unwrap" "$_mcframes" >"$BENCH_TMP/want" ||
+		bench_die "cannot unwrap '$_mcframes'"
+	"$unwrap" "$BENCH_TMP/out" | cmp -s - "$BENCH_TMP/want" ||
+		bench_die "msg-exec --coprocess cat did not reply with each body, in order"
+	_mcsucc=$("$unwrap" -H "$BENCH_TMP/out" | grep -c '^Status: success$')
+	[ "$_mcsucc" = "$COPROC_MESSAGES" ] ||
+		bench_die "msg-exec --coprocess cat: $_mcsucc successes of $COPROC_MESSAGES"
+	rm -f "$BENCH_TMP/out" "$BENCH_TMP/want"
+	bench_measure_long "$RUNS" "$_mcframes" "$exec_tool" --coprocess "$CAT"
+	rate=$(bench_per_sec "$COPROC_MESSAGES" "$BENCH_US")
+	bench_result "msg-exec --coprocess cat | cat ($COPROC_MESSAGES)" "$BENCH_US" \
+		"$BENCH_RSS" "$rate round trips/s"
+	bench_cpu_note "msg-exec --coprocess (and cat)" "$COPROC_MESSAGES" msg
+	bench_verdict "msg-exec --coprocess, round trips per second" "$rate" ">=" \
+		"$COPROC_TARGET" " /s"
+}
+
 # measure_peer NAME LABEL CMD...: the peer CMD on the paths, checked and
 # timed, against msg-exec.
 measure_peer() {
@@ -177,4 +209,7 @@ all | parallel)
 		echo "  GNU parallel not installed: the comparison with it is skipped"
 	fi
 	;;
+esac
+case $part in
+all | coprocess) measure_coprocess ;;
 esac
