@@ -96,9 +96,10 @@ static int fill(struct frame_reader *fr)
 		fr->before_wait(fr->before_wait_arg);
 	else if (fr->may_wait)
 		frame_writers_flush_all();
-	/* Asked to stop while the batch ended (msg-exec waits for its
-	 * children there): between frames, that is the end of input. */
-	if (io_stop_requested && !fr->in_body && fr->pos == fr->end) {
+	/* Asked to stop while the batch ended before a wait (msg-exec waits
+	 * for its children there): between frames of a stream, that is the
+	 * end of input. A file that holds its message whole is read whole. */
+	if (fr->may_wait && io_stop_requested && !fr->in_body && fr->pos == fr->end) {
 		fr->eof = 1;
 		return 0;
 	}
