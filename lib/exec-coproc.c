@@ -8,7 +8,9 @@
  * When it dies, or writes what is not a frame, or the oldest request
  * waits longer than --timeout, the request in hand (the oldest without
  * a reply) fails, or is tried again under the retry rules; the requests
- * behind it go to the next process, started at once.
+ * behind it go to the next process, started at once after a failure, or
+ * after --retry-delay (doubling up to --retry-max) when the request in
+ * hand is to be tried again, as a command run per message would wait.
  */
 #include "exec-coproc.h"
 
@@ -47,6 +49,7 @@ struct exec_coproc {
 	struct exec_pool_counts counts;
 	int term_sent;
 	int64_t kill_at;
+	int64_t restart_at;	/* no process until then (a retry), 0: none */
 };
 
 struct exec_coproc *exec_coproc_new(const struct exec_opt *o, char **argv,
@@ -215,15 +218,13 @@ static int take_replies(struct exec_coproc *c, int64_t now)
 	return 0;
 }
 
-/* Is a failure of j to be tried again (--retry-on)? */
-static int retried(const struct exec_coproc *c, const struct exec_job *j)
+/* Asked to stop: what has no reply is cut short, not failed. */
+static void cut_short(struct exec_coproc *c)
 {
-	if (c->opt.retry_any)
-		return 1;
-	for (size_t i = 0; j->end == EXEC_EXITED && i < c->opt.nretry_on; i++)
-		if (c->opt.retry_on[i] == j->status)
-			return 1;
-	return 0;
+	for (size_t i = 0; i < c->njobs; i++)
+		exec_job_free(c->jobs[i]);
+	c->counts.cut_short += c->njobs;
+	c->njobs = 0;
 }
 
 /* The process is gone (status from waitpid): the head request fails or
@@ -231,17 +232,14 @@ static int retried(const struct exec_coproc *c, const struct exec_job *j)
 static int died(struct exec_coproc *c, int st)
 {
 	struct exec_job *j = c->njobs ? c->jobs[0] : NULL;
+	int64_t delay;
 
 	close_fd(&c->in_fd), close_fd(&c->out_fd), close_fd(&c->err_fd);
 	close_fd(&c->pidfd);
 	if (c->err_line.len)
 		exec_lines(&c->err_line, "", 0, 1, err_line, c);
 	if (io_stop_requested) {
-		/* Asked to stop: what has no reply is cut short, not failed. */
-		for (size_t i = 0; i < c->njobs; i++)
-			exec_job_free(c->jobs[i]);
-		c->counts.cut_short += c->njobs;
-		c->njobs = 0;
+		cut_short(c);
 		return 0;
 	}
 	if (!j)
@@ -262,16 +260,19 @@ static int died(struct exec_coproc *c, int st)
 	if (!j->last_err.len)
 		buf_addf(&j->last_err, "coprocess ended (%s %d) before its reply",
 			 j->by_signal ? "signal" : "exit status", j->status);
-	if (j->attempt <= c->opt.retries && retried(c, j)) {
+	if ((delay = exec_retry_delay(&c->opt, j))) {
+		/* The next process, the retry and the requests behind it,
+		 * waits for the delay (step starts it). */
 		j->attempt++;
 		c->counts.retried++;
-	} else {
-		j->finished = 1;
-		memmove(c->jobs, c->jobs + 1, (c->njobs - 1) * sizeof(*c->jobs));
-		c->njobs--;
-		c->done(c->ctx, j);
-		exec_job_free(j);
+		c->restart_at = clock_now_ms() + delay;
+		return 0;
 	}
+	j->finished = 1;
+	memmove(c->jobs, c->jobs + 1, (c->njobs - 1) * sizeof(*c->jobs));
+	c->njobs--;
+	c->done(c->ctx, j);
+	exec_job_free(j);
 	if (!c->njobs || io_stop_requested)
 		return 0;
 	return start(c);
@@ -316,8 +317,19 @@ static int step(struct exec_coproc *c)
 	int n = 0, st, timeout = -1;
 	int64_t now = clock_now_ms(), next = 0;
 
-	if (c->pid <= 0 && start(c) < 0)
-		return -1;
+	if (c->pid <= 0) {
+		if (io_stop_requested) {
+			cut_short(c);
+			return 0;
+		}
+		if (now < c->restart_at) {
+			poll(NULL, 0, (int)(c->restart_at - now));
+			return 0;
+		}
+		c->restart_at = 0;
+		if (start(c) < 0)
+			return -1;
+	}
 	n = exec_poll_fds(c->inq_off < c->inq.len ? c->in_fd : -1, c->out_fd,
 			  c->err_fd, c->pidfd, fds);
 	if (c->kill_at)
@@ -368,8 +380,8 @@ int exec_coproc_submit(struct exec_coproc *c, struct exec_job *j)
 	c->jobs[c->njobs++] = j;
 	if (c->pid > 0)
 		queue_request(c, j);
-	else if (start(c) < 0)
-		return -1;
+	else if (!c->restart_at && start(c) < 0)
+		return -1;	/* else the process waits to start for a retry */
 	/* Move bytes once they make a pipe's worth. */
 	while (c->inq.len - c->inq_off >= 65536)
 		if (step(c) < 0)
@@ -406,11 +418,7 @@ void exec_coproc_end(struct exec_coproc *c)
 		c->pid = 0;
 	}
 	close_fd(&c->out_fd), close_fd(&c->err_fd), close_fd(&c->pidfd);
-	for (size_t i = 0; i < c->njobs; i++) {
-		c->counts.cut_short++;
-		exec_job_free(c->jobs[i]);
-	}
-	c->njobs = 0;
+	cut_short(c);
 }
 
 void exec_coproc_free(struct exec_coproc *c)

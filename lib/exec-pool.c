@@ -94,30 +94,38 @@ static int start_jobs(struct exec_pool *p, int64_t now)
 	return 0;
 }
 
-static int listed(const struct exec_pool *p, int code)
+static int listed(const struct exec_opt *o, int code)
 {
-	for (size_t i = 0; i < p->opt.nretry_on; i++)
-		if (p->opt.retry_on[i] == code)
+	for (size_t i = 0; i < o->nretry_on; i++)
+		if (o->retry_on[i] == code)
 			return 1;
 	return 0;
+}
+
+int64_t exec_retry_delay(const struct exec_opt *o, const struct exec_job *j)
+{
+	int64_t delay = o->retry_delay;
+
+	if (j->end == EXEC_STOPPED || exec_job_ok(j) || j->attempt > o->retries ||
+	    !(o->retry_any || (j->end == EXEC_EXITED && listed(o, j->status))))
+		return 0;
+	for (unsigned a = 1; a < j->attempt && delay < o->retry_max; a++)
+		delay *= 2;
+	if (delay > o->retry_max)
+		delay = o->retry_max;
+	return delay ? delay : 1;
 }
 
 /* j's attempt ended: try again later, or it is final. */
 static void attempt_ended(struct exec_pool *p, struct exec_job *j, int64_t now)
 {
-	int64_t delay = p->opt.retry_delay;
+	int64_t delay = p->stopping ? 0 : exec_retry_delay(&p->opt, j);
 
 	if (j->end == EXEC_TIMED_OUT)
 		p->counts.timed_out++;
-	if (j->end == EXEC_STOPPED || exec_job_ok(j) || p->stopping ||
-	    j->attempt > p->opt.retries ||
-	    !(p->opt.retry_any || (j->end == EXEC_EXITED && listed(p, j->status))))
+	if (!delay)
 		return;
-	for (unsigned a = 1; a < j->attempt && delay < p->opt.retry_max; a++)
-		delay *= 2;
-	if (delay > p->opt.retry_max)
-		delay = p->opt.retry_max;
-	j->retry_at = now + (delay ? delay : 1);
+	j->retry_at = now + delay;
 	p->counts.retried++;
 }
 

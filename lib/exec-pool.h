@@ -29,4 +29,10 @@ int exec_pool_submit(struct exec_pool *p, struct exec_job *j);
 int exec_pool_drain(struct exec_pool *p);
 const struct exec_pool_counts *exec_pool_counts(const struct exec_pool *p);
 
+/* The retry rules, the pool's and the coprocess's: how long j waits
+ * before its next attempt (--retry-delay doubled per attempt made, up
+ * to --retry-max, at least 1 ms), or 0 when its last attempt is final
+ * (a success, not a --retry-on failure, or no attempt left). */
+int64_t exec_retry_delay(const struct exec_opt *o, const struct exec_job *j);
+
 #endif

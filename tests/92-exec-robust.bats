@@ -112,6 +112,26 @@ teardown() {
 		END { exit bad || NR != 4 }'
 }
 
+@test "exec robust: --coprocess waits --retry-delay, doubling up to --retry-max, before the process that tries again" {
+	requests 2 0 >req.msg
+	run -0 --separate-stderr exec_to out.msg --stats --coprocess --retry 3 \
+		--retry-delay 300ms --retry-max 500ms "$FX/flaky-coproc" starts 4 <req.msg
+	echo "$stderr"
+	[ "$(msg-unwrap -s '\n' out.msg)" = "$(printf '1 0\n2 0')" ]
+	[ "$(header_column Status out.msg)" = "$(printf 'success\nsuccess')" ]
+	[ "$(header_column Correlation-Id out.msg)" = "$(printf 'req-1\nreq-2')" ]
+	[ "$(header_column Exec-Attempt out.msg)" = "$(printf '4\n-')" ]
+	[ "$(stat_of runs "$stderr")" = 4 ]
+	[ "$(stat_of retried "$stderr")" = 3 ]
+	[ "$(stat_of replies "$stderr")" = 2 ]
+	# 300 ms, then 500 ms twice (--retry-max, not 600 ms): as long at
+	# least; a loaded machine may make them longer.
+	gaps starts
+	gaps starts | awk 'BEGIN { split("300 500 500", low) }
+		$1 < low[NR] { print "gap " NR ": " $1 " ms"; bad = 1 }
+		END { exit bad || NR != 3 }'
+}
+
 @test "exec robust: --retry gives up after N more attempts, the last failure in the reply" {
 	frame x "Message-Id: req-1" >req.msg
 	run -0 --separate-stderr exec_to out.msg --retry 2 --retry-delay 10ms "$FX/flaky" runs 9 <req.msg
