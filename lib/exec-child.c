@@ -114,7 +114,6 @@ int exec_child_start(struct exec_child *c, struct exec_job *j,
 	c->in_fd = c->out_fd = c->err_fd = c->pidfd = -1;
 	buf_reset(&j->out);
 	buf_reset(&j->last_err);
-	j->finished = 0;
 	if (exec_spawn(o->path, j->argv, j->envp, &c->pid, &c->in_fd, &c->out_fd,
 		       &c->err_fd) < 0)
 		return -1;
@@ -284,7 +283,6 @@ static void finish(struct exec_child *c, const struct exec_opt *o, int64_t now)
 	close_fd(&c->err_fd);
 	close_fd(&c->pidfd);
 	buf_release(&c->err_line);
-	c->job->finished = 1;
 }
 
 int exec_child_step(struct exec_child *c, const struct pollfd *fds, int n,

@@ -131,7 +131,7 @@ static void answered(struct exec_coproc *c, const char *frame, size_t n)
 	buf_add(&j->out, frame, n);
 	j->end = EXEC_EXITED;
 	j->status = 0;
-	j->finished = 1;
+	j->state = EXEC_JOB_FINAL;
 	memmove(c->jobs, c->jobs + 1, (c->njobs - 1) * sizeof(*c->jobs));
 	c->njobs--;
 	c->progress = clock_now_ms();
@@ -268,7 +268,7 @@ static int died(struct exec_coproc *c, int st)
 		c->restart_at = clock_now_ms() + delay;
 		return 0;
 	}
-	j->finished = 1;
+	j->state = EXEC_JOB_FINAL;
 	memmove(c->jobs, c->jobs + 1, (c->njobs - 1) * sizeof(*c->jobs));
 	c->njobs--;
 	c->done(c->ctx, j);
@@ -377,6 +377,7 @@ int exec_coproc_submit(struct exec_coproc *c, struct exec_job *j)
 		if (step(c) < 0)
 			return -1;
 	j->attempt = 1;
+	j->state = EXEC_JOB_RUNNING;
 	c->jobs[c->njobs++] = j;
 	if (c->pid > 0)
 		queue_request(c, j);

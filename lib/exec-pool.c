@@ -57,18 +57,11 @@ const struct exec_pool_counts *exec_pool_counts(const struct exec_pool *p)
 	return &p->counts;
 }
 
-/* Is j done with: finished, and not waiting to be tried again? */
-static int final(const struct exec_job *j)
+/* May j's next attempt start at now? */
+static int startable(const struct exec_job *j, int64_t now)
 {
-	return j->finished && !j->retry_at;
-}
-
-static int is_running(const struct exec_pool *p, const struct exec_job *j)
-{
-	for (unsigned i = 0; i < p->opt.parallel; i++)
-		if (p->slots[i].job == j)
-			return 1;
-	return 0;
+	return j->state == EXEC_JOB_WAITING ||
+	       (j->state == EXEC_JOB_RETRY_WAIT && j->retry_at <= now);
 }
 
 /* Start what may start now in free slots: 0, or -1 (errno). */
@@ -77,17 +70,16 @@ static int start_jobs(struct exec_pool *p, int64_t now)
 	for (size_t i = 0; i < p->njobs && p->running < p->opt.parallel && !p->stopping; i++) {
 		struct exec_job *j = p->jobs[i];
 		unsigned s = 0;
-		if (final(j) || (j->finished && j->retry_at > now) ||
-		    (!j->finished && j->attempt) || is_running(p, j))
+		if (!startable(j, now))
 			continue;
 		while (p->slots[s].job)
 			s++;
-		j->retry_at = 0;
 		j->attempt++;
 		if (exec_child_start(&p->slots[s], j, &p->opt, now) < 0) {
 			p->slots[s].job = NULL;
 			return -1;
 		}
+		j->state = EXEC_JOB_RUNNING;
 		p->counts.runs++;
 		p->running++;
 	}
@@ -123,6 +115,7 @@ static void attempt_ended(struct exec_pool *p, struct exec_job *j, int64_t now)
 
 	if (j->end == EXEC_TIMED_OUT)
 		p->counts.timed_out++;
+	j->state = delay ? EXEC_JOB_RETRY_WAIT : EXEC_JOB_FINAL;
 	if (!delay)
 		return;
 	j->retry_at = now + delay;
@@ -136,7 +129,7 @@ static void hand_back(struct exec_pool *p)
 
 	while (i < p->njobs) {
 		struct exec_job *j = p->jobs[i];
-		if (!final(j)) {
+		if (j->state != EXEC_JOB_FINAL) {
 			if (!p->opt.unordered)
 				break;
 			i++;
@@ -163,7 +156,7 @@ static int wait_ms(const struct exec_pool *p, int64_t now, int no_pidfd)
 			next = d;
 	}
 	for (size_t i = 0; i < p->njobs; i++)
-		if (p->jobs[i]->retry_at && !p->stopping &&
+		if (p->jobs[i]->state == EXEC_JOB_RETRY_WAIT && !p->stopping &&
 		    (!next || p->jobs[i]->retry_at < next))
 			next = p->jobs[i]->retry_at;
 	if (no_pidfd && (!next || next > now + REAP_POLL_MS))
@@ -186,9 +179,9 @@ static void begin_stop(struct exec_pool *p, int64_t now)
 	}
 	/* What has not started never will. */
 	for (size_t i = 0; i < p->njobs; i++)
-		if (!final(p->jobs[i]) && !is_running(p, p->jobs[i])) {
-			p->jobs[i]->finished = 1;
-			p->jobs[i]->retry_at = 0;
+		if (p->jobs[i]->state == EXEC_JOB_WAITING ||
+		    p->jobs[i]->state == EXEC_JOB_RETRY_WAIT) {
+			p->jobs[i]->state = EXEC_JOB_FINAL;
 			p->jobs[i]->end = EXEC_STOPPED;
 		}
 }

@@ -44,6 +44,14 @@ enum exec_end {
 	EXEC_NO_REPLY,		/* a coprocess ended before its reply */
 };
 
+/* Where a job is in its runs. */
+enum exec_job_state {
+	EXEC_JOB_WAITING,	/* not started yet */
+	EXEC_JOB_RUNNING,	/* an attempt under way */
+	EXEC_JOB_RETRY_WAIT,	/* failed, to run again at retry_at */
+	EXEC_JOB_FINAL,		/* its last attempt's result is its result */
+};
+
 struct exec_job {
 	uint64_t seq;		/* input order */
 	struct headers h;	/* the request's */
@@ -51,15 +59,15 @@ struct exec_job {
 	struct buf body;
 	char **argv, **envp;	/* NULL-terminated, owned by the job */
 	char id[96];		/* the request's Message-Id, for stderr lines */
+	enum exec_job_state state;
 	unsigned attempt;	/* 1, 2, ... */
-	int64_t retry_at;	/* waits to run again until, 0: not waiting */
+	int64_t retry_at;	/* in EXEC_JOB_RETRY_WAIT, runs again then */
 	/* The result of the last attempt. */
 	enum exec_end end;
 	int status;		/* exit status, or the signal */
 	int by_signal;		/* the process ended by a signal */
 	struct buf out;		/* stdout, up to max_output */
 	struct buf last_err;	/* the last non-empty line of stderr */
-	int finished;
 };
 
 struct exec_job *exec_job_new(void);
