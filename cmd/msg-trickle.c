@@ -373,8 +373,7 @@ static void run(struct tool *t, int nargs, char **args)
 		/* The timers due, even with no input, and what they sent
 		 * written out before any wait. */
 		batch_end(t);
-		if (frame_writers_flush_all() < 0)
-			tool_writer_failed(frame_writers_failed() ? frame_writers_failed() : t->out);
+		input_outputs_durable();
 		if (io_stop_requested || all_done(t, p) ||
 		    input_poll_wait(p, t->once ? 0 : trickle_deadline(feed)) < 0)
 			break;

@@ -22,8 +22,5 @@ void input_set_aside_current(struct input *in);
 /* The tool's batch_end when the batch holds a message; a status other
  * than 0 ends the tool. */
 void input_tool_batch_end(struct input *in);
-/* Every output made durable, or the tool ends (74) naming the one that
- * failed. */
-void input_outputs_durable(void);
 
 #endif

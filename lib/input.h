@@ -75,6 +75,11 @@ void input_each_raw(struct input *in, const struct input_ops *ops,
  * cannot be. */
 int input_open(const char *addr);
 
+/* Every output made durable, or the tool ends (74) naming the one that
+ * failed: the step of a batch's end, and of a tool that writes between
+ * batches (what its timers released). */
+void input_outputs_durable(void);
+
 /*
  * The message in hand cannot be processed (line names it): where its
  * channel kind can set it aside (a spool file), that is done once the
