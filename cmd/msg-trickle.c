@@ -85,14 +85,43 @@ static const struct option longopts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
+/* The options that only keep their argument: as given, or read as a
+ * duration or a count. */
+static const struct { int c; const char **to; } text_opts[] = {
+	{ 'k', &opt.key }, { 'v', &opt.version }, { 's', &opt.success },
+	{ OPT_SUPERSEDED, &opt.superseded }, { OPT_STALE, &opt.stale },
+	{ OPT_UNMATCHED, &opt.unmatched }, { OPT_STATE, &opt.state },
+};
+static const struct { int c; const char *name; int64_t *to; } duration_opts[] = {
+	{ OPT_RETRY_AFTER, "--retry-after", &opt.tr.retry_after },
+	{ OPT_RESEND_AFTER, "--resend-after", &opt.tr.resend_after },
+	{ OPT_FORGET, "--forget", &opt.tr.forget },
+};
+static const struct { int c; const char *name; uint64_t *to; } count_opts[] = {
+	{ OPT_MAX_ATTEMPTS, "--max-attempts", &opt.tr.max_attempts },
+	{ OPT_MAX_IN_FLIGHT, "--max-in-flight", &opt.tr.max_in_flight },
+};
+
 static int option(struct tool *t, int c, const char *arg)
 {
 	static const char *const order[] = { "number", "text", NULL };
 
+	for (size_t i = 0; i < sizeof(text_opts) / sizeof(*text_opts); i++)
+		if (text_opts[i].c == c) {
+			*text_opts[i].to = arg;
+			return 0;
+		}
+	for (size_t i = 0; i < sizeof(duration_opts) / sizeof(*duration_opts); i++)
+		if (duration_opts[i].c == c) {
+			*duration_opts[i].to = tool_arg_duration(t, duration_opts[i].name, arg);
+			return 0;
+		}
+	for (size_t i = 0; i < sizeof(count_opts) / sizeof(*count_opts); i++)
+		if (count_opts[i].c == c) {
+			*count_opts[i].to = tool_arg_count(t, count_opts[i].name, arg);
+			return 0;
+		}
 	switch (c) {
-	case 'k': opt.key = arg; return 0;
-	case 'v': opt.version = arg; return 0;
-	case 's': opt.success = arg; return 0;
 	case 'r':
 		opt.responses = xrealloc(opt.responses,
 					 (opt.nresponses + 1) * sizeof(*opt.responses));
@@ -102,23 +131,6 @@ static int option(struct tool *t, int c, const char *arg)
 		opt.tr.order = (enum trickle_order)tool_arg_choice(t, "--version-order", arg, order);
 		return 0;
 	case OPT_LATEST: opt.tr.latest = 1; return 0;
-	case OPT_SUPERSEDED: opt.superseded = arg; return 0;
-	case OPT_STALE: opt.stale = arg; return 0;
-	case OPT_UNMATCHED: opt.unmatched = arg; return 0;
-	case OPT_RETRY_AFTER:
-		opt.tr.retry_after = tool_arg_duration(t, "--retry-after", arg);
-		return 0;
-	case OPT_MAX_ATTEMPTS:
-		opt.tr.max_attempts = tool_arg_count(t, "--max-attempts", arg);
-		return 0;
-	case OPT_RESEND_AFTER:
-		opt.tr.resend_after = tool_arg_duration(t, "--resend-after", arg);
-		return 0;
-	case OPT_MAX_IN_FLIGHT:
-		opt.tr.max_in_flight = tool_arg_count(t, "--max-in-flight", arg);
-		return 0;
-	case OPT_STATE: opt.state = arg; return 0;
-	case OPT_FORGET: opt.tr.forget = tool_arg_duration(t, "--forget", arg); return 0;
 	}
 	return -1;
 }
