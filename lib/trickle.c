@@ -18,6 +18,10 @@ struct trickle {
 	struct trickle_out out;
 	struct trickle_counts counts;
 	uint64_t in_flight;
+	/* Entities failed and waiting for a retry (a deadline), and whether
+	 * tr->e was one as loaded: save moves the count by the difference. */
+	uint64_t retry_waiting;
+	int loaded_waiting;
 	/* Sent once the batch is committed: each a version record key
 	 * (length, 4 bytes, then the key) and the attempt (8 bytes). */
 	struct buf sends;
@@ -81,21 +85,19 @@ int64_t trickle_deadline(const struct trickle *tr)
 	return store_next_deadline(tr->store);
 }
 
-int trickle_retry_pending(struct trickle *tr)
+int trickle_retry_pending(const struct trickle *tr)
 {
-	struct store_iter it;
-	struct store_rec rec;
-	int r, pending = 0;
-
-	store_iter_init(&it, tr->store, TRICKLE_ENTITY, "", 0);
-	while (!pending && (r = store_iter_next(&it, &rec, NULL)) == 1)
-		if (rec.deadline && load(tr, rec.key, rec.key_len) > 0)
-			pending = tr->e.state == TR_FAILED;
-	store_iter_release(&it);
-	return pending;
+	return tr->retry_waiting != 0;
 }
 
 /* ---- entities ---------------------------------------------------------------- */
+
+/* Is e failed and due to be tried again (--retry-after, or a retry
+ * command)? */
+static int waits_for_retry(const struct trickle_entity *e)
+{
+	return e->state == TR_FAILED && e->next_at;
+}
 
 /* key's entity into tr->e: 1, 0 when there is none (a new idle one), -1. */
 static int load(struct trickle *tr, const char *key, size_t klen)
@@ -113,13 +115,26 @@ static int load(struct trickle *tr, const char *key, size_t klen)
 		buf_reset(&e->msgid);
 		buf_reset(&e->status);
 		buf_reset(&e->error);
+		tr->loaded_waiting = 0;
 		return r;
 	}
-	return trickle_entity_decode(e, tr->rec.ptr, tr->rec.len) < 0 ? -1 : 1;
+	if (trickle_entity_decode(e, tr->rec.ptr, tr->rec.len) < 0)
+		return -1;
+	tr->loaded_waiting = waits_for_retry(e);
+	return 1;
 }
 
+/* tr->e as key's entity record, the count of those waiting for a retry
+ * kept with it. */
 static int save(struct trickle *tr, const char *key, size_t klen)
 {
+	int waiting = waits_for_retry(&tr->e);
+
+	if (waiting && !tr->loaded_waiting)
+		tr->retry_waiting++;
+	else if (!waiting && tr->loaded_waiting)
+		tr->retry_waiting--;
+	tr->loaded_waiting = waiting;
 	trickle_entity_encode(&tr->e, &tr->rec);
 	return store_put(tr->store, TRICKLE_ENTITY, key, klen, tr->rec.ptr,
 			 tr->rec.len, tr->e.next_at);
@@ -665,6 +680,8 @@ int trickle_restore(struct trickle *tr, int64_t now, struct buf *why)
 			r = -1;
 			break;
 		}
+		tr->loaded_waiting = waits_for_retry(&tr->e);
+		tr->retry_waiting += (uint64_t)tr->loaded_waiting;
 		if (tr->e.state == TR_IN_FLIGHT)
 			tr->in_flight++;
 		else if (tr->e.state == TR_READY)

@@ -143,8 +143,9 @@ int trickle_tick(struct trickle *tr, int64_t now);
 /* The next timer (a retry, a resend, an idle entity forgotten), 0 if
  * none. */
 int64_t trickle_deadline(const struct trickle *tr);
-/* Is a failed entity waiting for its --retry-after? */
-int trickle_retry_pending(struct trickle *tr);
+/* Is a failed entity waiting for its --retry-after? (A count kept as
+ * entities change: no scan.) */
+int trickle_retry_pending(const struct trickle *tr);
 /* Commit, then send what was decided: 0, or -1 with errno (store). */
 int trickle_sync(struct trickle *tr);
 /* Entities in flight now. */
