@@ -195,14 +195,15 @@ static int64_t resend_time(const struct trickle *tr, int64_t now)
 }
 
 /* tr->e goes in flight with the version in tr->vkey (key's sortkey sk),
- * as attempt n. 0 or -1. */
+ * as attempt n. Its Message-Id is e->msgid when known (the request in
+ * hand, a version sent before), else read from its record. 0 or -1. */
 static int go_in_flight(struct trickle *tr, const char *key, size_t klen,
 			const char *sk, size_t slen, uint64_t attempt,
 			int64_t now)
 {
 	struct trickle_entity *e = &tr->e;
 
-	if (stored_msgid(tr) < 0)
+	if (!e->msgid.len && stored_msgid(tr) < 0)
 		return -1;
 	if (e->state != TR_IN_FLIGHT)
 		tr->in_flight++;
@@ -303,27 +304,28 @@ static void hold_ready(struct trickle *tr, const char *key, size_t klen)
 	buf_add(&tr->ready, key, klen);
 }
 
-/*
- * tr->e (key's, nothing current) is free: its next version goes, or it
- * is idle. Under the cap, or held (--hold), it is ready instead. 0, -1.
- */
-static int go_on(struct trickle *tr, const char *key, size_t klen, int64_t now)
+/* tr->e (key's) has nothing current: what it held for its last version
+ * goes. */
+static void clear_current(struct trickle_entity *e)
 {
-	struct trickle_entity *e = &tr->e;
-	int r = next_version(tr, key, klen);
-	size_t off = 2 + klen;
-
-	if (r < 0)
-		return -1;
 	e->attempts = 0;
 	e->since = e->next_at = 0;
 	buf_reset(&e->current);
 	buf_reset(&e->msgid);
-	if (!r) {
-		e->state = TR_IDLE;
-		e->next_at = tr->opt.forget ? now + tr->opt.forget : 0;
-		return save(tr, key, klen);
-	}
+}
+
+/*
+ * tr->e (key's, nothing current) sends the version in tr->vkey, whose
+ * Message-Id is msgid (NULL: read when it goes). Under the cap, or held
+ * (--hold), it is ready instead. 0, -1.
+ */
+static int go_next(struct trickle *tr, const char *key, size_t klen,
+		   const char *msgid, int64_t now)
+{
+	struct trickle_entity *e = &tr->e;
+	size_t off = 2 + klen;
+
+	clear_current(e);
 	if (tr->opt.hold ||
 	    (tr->opt.max_in_flight && tr->in_flight >= tr->opt.max_in_flight)) {
 		if (e->state != TR_READY && !tr->opt.hold)
@@ -332,8 +334,24 @@ static int go_on(struct trickle *tr, const char *key, size_t klen, int64_t now)
 		return save(tr, key, klen);
 	}
 	e->state = TR_READY;
+	if (msgid)
+		buf_addstr(&e->msgid, msgid);
 	return go_in_flight(tr, key, klen, tr->vkey.ptr + off, tr->vkey.len - off,
 			    1, now);
+}
+
+/* tr->e (key's, nothing current) is free: its next version goes
+ * (go_next), or it is idle. 0, -1. */
+static int go_on(struct trickle *tr, const char *key, size_t klen, int64_t now)
+{
+	int r = next_version(tr, key, klen);
+
+	if (r != 0)
+		return r < 0 ? -1 : go_next(tr, key, klen, NULL, now);
+	clear_current(&tr->e);
+	tr->e.state = TR_IDLE;
+	tr->e.next_at = tr->opt.forget ? now + tr->opt.forget : 0;
+	return save(tr, key, klen);
 }
 
 /* A slot under the cap came free: the first entity held for one goes. */
@@ -402,8 +420,10 @@ int trickle_request(struct trickle *tr, const char *key, size_t klen,
 	if (store_put(tr->store, TRICKLE_VERSION, tr->vkey.ptr, tr->vkey.len,
 		      tr->rec.ptr, tr->rec.len, 0) < 0)
 		goto out;
-	/* Anything else waits for the entity to be free. */
-	r = e->state == TR_IDLE ? go_on(tr, key, klen, now) : 0;
+	/* An idle entity has no version waiting: this one, in tr->vkey, is
+	 * its next, and its Message-Id is known. Anything else waits for
+	 * the entity to be free. */
+	r = e->state == TR_IDLE ? go_next(tr, key, klen, msgid, now) : 0;
 	if (r == 0)
 		r = TRICKLE_STORED;
 out:
