@@ -100,6 +100,25 @@ frame() {
 	printf 'Content-Length: %d\n\n%s\n' "${#body}" "$body"
 }
 
+# stats_line_of TOOL 'NAME...' [NAME=VALUE ...]: the --stats line TOOL
+# prints, its counters NAME... in that order, each the VALUE given or 0.
+stats_line_of() {
+	local tool=$1 kv name line sep=' '
+	local -a names
+	local -A given=()
+	read -r -a names <<<"$2"
+	shift 2
+	for kv in "$@"; do
+		given[${kv%%=*}]=${kv#*=}
+	done
+	line="$tool: stats:"
+	for name in "${names[@]}"; do
+		line="$line$sep$name ${given[$name]:-0}"
+		sep=', '
+	done
+	printf '%s\n' "$line"
+}
+
 # Drop the headers that change from run to run (ids, times).
 stable_headers() {
 	grep -v -E '^(Message-Id|Timestamp): '
