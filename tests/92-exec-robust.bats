@@ -320,6 +320,25 @@ teardown() {
 	wait_until 5 session_ended "$pid"
 }
 
+@test "exec robust: SIGTERM while --coprocess waits to try again ends msg-exec then, the requests cut short, exit 75" {
+	mkfifo in
+	exec 7<>in
+	spawn "${IN_SESSION[@]}" msg-exec --coprocess --retry 1 --retry-delay 60s \
+		"$FX/flaky-coproc" starts 5 <in >out.msg 2>err
+	local pid=$spawned
+	requests 2 0 >&7
+	wait_until 30 grep -q 'start 1 failed' err
+	local t0=$SECONDS
+	kill -TERM "$pid"
+	status_of "$pid" 50
+	cat err
+	[ "$status" = 75 ]
+	# Not after the minute of --retry-delay, and no process started again.
+	[ $((SECONDS - t0)) -lt 45 ]
+	lines 1 starts
+	[ ! -s out.msg ]
+}
+
 # ---- SIGKILL between spools ----
 
 @test "exec robust: SIGKILL again and again between dir: spools: every request gets a reply, none lost" {
