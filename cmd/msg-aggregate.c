@@ -270,7 +270,9 @@ static int aggregate_frame(struct tool *t, struct frame_reader *fr, struct heade
 	in.len = body.len;
 	if ((!closing || opt.include_close) && add(t, h, &body, &in) < 0)
 		return 0;
-	if (closing && aggregator_close(agg, key.ptr, key.len, in.now) < 0)
+	/* A closing member has its group, unless it was refused. */
+	if (closing && aggregator_close(agg, key.ptr, key.len, h,
+					!opt.include_close, in.now) < 0)
 		state_failed("cannot keep the state");
 	/* Results waiting for a commit are bounded too. */
 	if (aggregator_held(agg) >= 256)

@@ -270,12 +270,16 @@ static int release(struct aggregator *a, struct agg_group *g,
 }
 
 int aggregator_close(struct aggregator *a, const char *key, size_t len,
-		     int64_t now)
+		     const struct headers *h, int empty, int64_t now)
 {
 	struct agg_group *g = agg_find(a->table, key, len);
 
-	if (!g)
-		return 0;
+	if (!g) {
+		if (!empty || keyset_has(a->closed, key, len, now))
+			return 0;
+		g = agg_open_empty(a->table, key, len,
+				   headers_get(h, "Content-Type"), now);
+	}
 	return release(a, g, AGG_CLOSE, now) < 0 ? -1 : 1;
 }
 

@@ -79,10 +79,12 @@ int aggregator_is_late(struct aggregator *a, const char *key, size_t len,
  */
 int aggregator_add(struct aggregator *a, struct agg_input *in,
 		   enum agg_added *res, const char **why);
-/* Release key's group now, if open (reason close): 1 released, 0 none,
- * -1 store failure. */
+/* Release key's group now (reason close). With none open, and key not
+ * just released (by the closing message as a member), release an empty
+ * one of h's Content-Type when empty is set. 1 released, 0 none, -1
+ * store failure. */
 int aggregator_close(struct aggregator *a, const char *key, size_t len,
-		     int64_t now);
+		     const struct headers *h, int empty, int64_t now);
 /* Release the groups whose timers ran out by now, forget closed keys
  * past --remember: 0 or -1 (store). */
 int aggregator_tick(struct aggregator *a, int64_t now);
