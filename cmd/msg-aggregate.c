@@ -179,7 +179,19 @@ static int emit(void *ctx, const struct headers *h, const struct buf *body,
 static void invalid_group(void *ctx, struct headers *h, const struct buf *body,
 			  const char *why)
 {
-	tool_invalid(ctx, h, body->ptr, body->len, "%s", why);
+	struct tool *t = ctx;
+	struct buf line = BUF_INIT;
+
+	if (t->invalid) {
+		tool_invalid(t, h, body->ptr, body->len, "%s", why);
+		return;
+	}
+	/* Setting aside the message in hand would lose the members read
+	 * before it: stop before the batch is done, so that they stay in
+	 * the state and the spool for a run with --invalid. */
+	buf_addf(&line, "group '%s' of %s members cannot be one message: %s",
+		 headers_get(h, "Correlation-Id"), headers_get(h, "Aggregate-Size"), why);
+	tool_stop_at(t, h, EX_DATAERR, line.ptr);
 }
 
 /* ---- state and time ---- */
