@@ -4,14 +4,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "aggregate-eval.h"
 #include "aggregator.h"
 #include "clock.h"
 #include "diag.h"
-#include "expr.h"
 #include "store.h"
 #include "tool.h"
 #include "tool-state.h"
-#include "xslt.h"
 
 static const char usage[] =
 	"usage: msg-aggregate [-c expr] [-n count] [-u expr] [-T duration] [-i duration]\n"
@@ -27,15 +26,13 @@ static const char usage[] =
 
 /* As given on the command line. */
 static struct {
-	const char *correlate, *until, *close_on, *best, *xslt, *state;
-	const char *partial, *late, *separator;
-	char **params;
-	size_t nparams;
+	struct agg_eval_opt eval;
+	const char *state, *partial, *late, *separator;
 	int include_close, at_end_set;
 	enum aggregator_at_end at_end;
 	struct aggregator_opt a;
 } opt = {
-	.correlate = "header('Correlation-Id')",
+	.eval.correlate = "header('Correlation-Id')",
 	.a = {
 		.lim = { .max_groups = 100000, .max_members = 100000,
 			 .max_bytes = 256ull << 20 },
@@ -43,10 +40,7 @@ static struct {
 	},
 };
 
-static struct expr_env *env;
-static struct expr *correlate, *until, *close_on, *best;
-static struct xslt *engine;
-static struct xslt_sheet *sheet;
+static struct agg_eval *eval;
 static struct store *store;
 static struct aggregator *agg;
 static struct frame_writer *partial_out, *late_out;
@@ -118,9 +112,13 @@ static char *unescape(const char *s, size_t *len)
 
 static void add_param(const char *kind, const char *arg)
 {
-	opt.params = xrealloc(opt.params, (opt.nparams + 2) * sizeof(*opt.params));
-	opt.params[opt.nparams++] = (char *)kind;
-	opt.params[opt.nparams++] = (char *)arg;
+	static char **params;
+	struct agg_eval_opt *e = &opt.eval;
+
+	params = xrealloc(params, (e->nparams + 2) * sizeof(*params));
+	params[e->nparams++] = (char *)kind;
+	params[e->nparams++] = (char *)arg;
+	e->params = params;
 }
 
 static int option(struct tool *t, int c, const char *arg)
@@ -129,12 +127,12 @@ static int option(struct tool *t, int c, const char *arg)
 	static const char *const on_limit[] = { "release-oldest", "block", "fail", NULL };
 	static const char *const clock[] = { "wall", "event", NULL };
 	switch (c) {
-	case 'c': opt.correlate = arg; return 0;
+	case 'c': opt.eval.correlate = arg; return 0;
 	case 'n': opt.a.lim.count = tool_arg_count(t, "-n", arg); return 0;
-	case 'u': opt.until = arg; return 0;
+	case 'u': opt.eval.until = arg; return 0;
 	case 'T': opt.a.lim.timeout_ms = tool_arg_duration(t, "-T", arg); return 0;
 	case 'i': opt.a.lim.idle_ms = tool_arg_duration(t, "-i", arg); return 0;
-	case OPT_CLOSE_ON: opt.close_on = arg; return 0;
+	case OPT_CLOSE_ON: opt.eval.close_on = arg; return 0;
 	case OPT_INCLUDE_CLOSE: opt.include_close = 1; return 0;
 	case OPT_AT_END:
 		opt.at_end = (enum aggregator_at_end)tool_arg_choice(t, "--at-end", arg, at_end);
@@ -142,10 +140,10 @@ static int option(struct tool *t, int c, const char *arg)
 		return 0;
 	case 'W': opt.a.build.wrap = arg; return 0;
 	case OPT_SEPARATOR: opt.separator = arg; return 0;
-	case 'b': opt.best = arg; return 0;
+	case 'b': opt.eval.best = arg; return 0;
 	case OPT_MIN: opt.a.build.best = AGG_BEST_MIN; return 0;
 	case OPT_MAX: opt.a.build.best = AGG_BEST_MAX; return 0;
-	case 'x': opt.xslt = arg; return 0;
+	case 'x': opt.eval.xslt = arg; return 0;
 	case 'p': case 's':
 		if (!strchr(arg, '=') || *arg == '=')
 			tool_usage_error(t, "-%c takes name=value, not '%s'", c, arg);
@@ -181,77 +179,19 @@ static int emit(void *ctx, const struct headers *h, const struct buf *body,
 static void invalid_group(void *ctx, struct headers *h, const struct buf *body,
 			  const char *why)
 {
-	tool_invalid(ctx, h, body->ptr, body->len, "%s", why);
-}
+	struct tool *t = ctx;
+	struct buf line = BUF_INIT;
 
-static int until_met(void *ctx, const struct headers *h, const struct buf *body)
-{
-	struct buf err = BUF_INIT;
-	int met = 0;
-
-	(void)ctx;
-	expr_env_bind(env, h, body->ptr, body->len);
-	if (expr_eval_bool(until, env, &met, &err) < 0)
-		met = 0;
-	buf_release(&err);
-	return met;
-}
-
-static int condense(void *ctx, struct headers *h, struct buf *body,
-		    struct buf *why)
-{
-	struct xslt_result res;
-	int r;
-
-	(void)ctx;
-	expr_env_bind(env, h, body->ptr, body->len);
-	xslt_result_init(&res);
-	r = xslt_translate(engine, sheet, h, body->ptr, body->len,
-			   expr_env_kind(env), &res);
-	if (r == 0) {
-		buf_reset(body);
-		buf_add(body, res.body.ptr, res.body.len);
-		if (res.type.len)
-			headers_set(h, "Content-Type", res.type.ptr);
-		for (size_t i = 0; i < headers_count(&res.headers); i++)
-			headers_set(h, headers_name(&res.headers, i, NULL),
-				    headers_value(&res.headers, i, NULL));
-	} else {
-		buf_addstr(why, res.error.ptr);
+	if (t->invalid) {
+		tool_invalid(t, h, body->ptr, body->len, "%s", why);
+		return;
 	}
-	xslt_result_release(&res);
-	return r < 0 ? -1 : 0;
-}
-
-/* The -b number of the bound message: 0, or -1 with why. */
-static int best_of(double *out, struct buf *why)
-{
-	struct buf s = BUF_INIT;
-	char *end;
-	int r = expr_eval_string(best, env, &s, why);
-
-	if (r == 0) {
-		*out = strtod(s.ptr, &end);
-		if (!s.len || *end || isnan(*out)) {
-			buf_addf(why, "-b gives '%s', not a number", s.ptr);
-			r = -1;
-		}
-	}
-	buf_release(&s);
-	return r;
-}
-
-static void classify(void *ctx, struct agg_input *in)
-{
-	struct buf why = BUF_INIT;
-
-	(void)ctx;
-	expr_env_bind(env, in->h, in->body, in->len);
-	in->kind = expr_env_kind(env);
-	in->best = NAN;
-	if (best && best_of(&in->best, &why) < 0)
-		in->best = NAN;
-	buf_release(&why);
+	/* Setting aside the message in hand would lose the members read
+	 * before it: stop before the batch is done, so that they stay in
+	 * the state and the spool for a run with --invalid. */
+	buf_addf(&line, "group '%s' of %s members cannot be one message: %s",
+		 headers_get(h, "Correlation-Id"), headers_get(h, "Aggregate-Size"), why);
+	tool_stop_at(t, h, EX_DATAERR, line.ptr);
 }
 
 /* ---- state and time ---- */
@@ -317,7 +257,7 @@ static int aggregate_frame(struct tool *t, struct frame_reader *fr, struct heade
 {
 	static struct buf body = BUF_INIT, key = BUF_INIT, why = BUF_INIT;
 	struct agg_input in = { .h = h, .best = NAN };
-	int closing = 0, r;
+	int closing, r;
 
 	counters[C_IN].n++;
 	if (frame_reader_body(fr, &body) < 0)
@@ -325,14 +265,9 @@ static int aggregate_frame(struct tool *t, struct frame_reader *fr, struct heade
 	if (tool_clock_message(&state.clock, t, h, &body, &in.now) < 0)
 		return 0;
 	tool_state_tick(&state, in.now);
-	expr_env_bind(env, h, body.ptr, body.len);
 	buf_reset(&why);
-	if ((r = expr_eval_string(correlate, env, &key, &why)) == 0 && !key.len)
-		buf_addstr(&why, "empty correlation key"), r = -1;
-	if (r == 0 && close_on)
-		r = expr_eval_bool(close_on, env, &closing, &why);
-	if (r == 0 && best && (!closing || opt.include_close))
-		r = best_of(&in.best, &why);
+	r = agg_eval_message(eval, h, body.ptr, body.len, opt.include_close,
+			     &key, &closing, &in, &why);
 	if (r == MSG_NO_MEMORY)
 		tool_no_memory(t, h, why.ptr);
 	if (r < 0)
@@ -345,10 +280,11 @@ static int aggregate_frame(struct tool *t, struct frame_reader *fr, struct heade
 	in.key_len = key.len;
 	in.body = body.ptr;
 	in.len = body.len;
-	in.kind = expr_env_kind(env);
 	if ((!closing || opt.include_close) && add(t, h, &body, &in) < 0)
 		return 0;
-	if (closing && aggregator_close(agg, key.ptr, key.len, in.now) < 0)
+	/* A closing member has its group, unless it was refused. */
+	if (closing && aggregator_close(agg, key.ptr, key.len, h,
+					!opt.include_close, in.now) < 0)
 		state_failed("cannot keep the state");
 	/* Results waiting for a commit are bounded too. */
 	if (aggregator_held(agg) >= 256)
@@ -358,26 +294,13 @@ static int aggregate_frame(struct tool *t, struct frame_reader *fr, struct heade
 
 /* ---- start and end ---- */
 
-static struct expr *compile(const char *text)
-{
-	struct buf err = BUF_INIT;
-	struct expr *e;
-
-	if (!text)
-		return NULL;
-	if (!(e = expr_compile(env, text, &err)))
-		die(EX_USAGE, "%s", err.ptr);
-	buf_release(&err);
-	return e;
-}
-
 static void check_options(struct tool *t)
 {
-	if (opt.best && !opt.a.build.best)
+	if (opt.eval.best && !opt.a.build.best)
 		tool_usage_error(t, "-b needs --min or --max");
-	if (!opt.best && opt.a.build.best)
+	if (!opt.eval.best && opt.a.build.best)
 		tool_usage_error(t, "--min and --max need -b");
-	if (opt.nparams && !opt.xslt)
+	if (opt.eval.nparams && !opt.eval.xslt)
 		tool_usage_error(t, "-p and -s need -x");
 	if (opt.at_end == AGGR_KEEP && !opt.state)
 		tool_usage_error(t, "--at-end keep needs --state");
@@ -385,50 +308,25 @@ static void check_options(struct tool *t)
 		opt.at_end = opt.state ? AGGR_KEEP : AGGR_FLUSH;
 	if (opt.separator)
 		opt.a.build.separator = unescape(opt.separator, &opt.a.build.separator_len);
-	opt.a.has_until = opt.until != NULL;
-}
-
-static void setup_xslt(void)
-{
-	struct xslt_options o = { 0 };
-	struct buf err = BUF_INIT;
-
-	if (!opt.xslt)
-		return;
-	if (!(engine = xslt_new(&o, &err)))
-		die(EX_USAGE, "%s", err.ptr);
-	for (size_t i = 0; i < opt.nparams; i += 2)
-		if (xslt_param(engine, opt.params[i + 1], opt.params[i][0] == 's', &err) < 0)
-			die(EX_USAGE, "%s", err.ptr);
-	if (!(sheet = xslt_sheet_path(engine, opt.xslt, &err)))
-		die(errno == ENOENT ? EX_NOINPUT : EX_USAGE, "%s", err.ptr);
-	buf_release(&err);
 }
 
 static void setup(struct tool *t)
 {
-	static const struct aggregator_out out_ops = {
-		.emit = emit, .invalid = invalid_group, .until = until_met,
-		.condense = condense, .classify = classify,
+	struct aggregator_out out = {
+		.ctx = t, .emit = emit, .invalid = invalid_group,
 	};
-	struct aggregator_out out = out_ops;
 	struct buf err = BUF_INIT;
 	struct store_err serr;
 
 	check_options(t);
-	if (!(env = expr_env_new(t->ns, t->nns, &err)))
-		die(EX_USAGE, "%s", err.ptr);
-	correlate = compile(opt.correlate);
-	until = compile(opt.until);
-	close_on = compile(opt.close_on);
-	best = compile(opt.best);
-	setup_xslt();
-	if (!opt.xslt)
-		out.condense = NULL;
+	opt.eval.ns = t->ns;
+	opt.eval.nns = t->nns;
+	if (!(eval = agg_eval_new(&opt.eval, &err)))
+		die(errno == ENOENT && opt.eval.xslt ? EX_NOINPUT : EX_USAGE,
+		    "%s", err.ptr);
 	if (opt.state && !(store = store_open(opt.state, &serr)))
 		die(serr.exit, "%s", serr.msg);
-	out.ctx = t;
-	agg = aggregator_new(&opt.a, &out, store);
+	agg = aggregator_new(&opt.a, &out, eval, store);
 	state.store = store;
 	state.run = agg;
 	state.sync = run_sync;
@@ -491,8 +389,6 @@ int main(int argc, char **argv)
 	aggregator_free(agg);
 	if (store)
 		store_close(store);
-	expr_env_free(env);
-	if (engine)
-		xslt_free(engine);
+	agg_eval_free(eval);
 	return tool_inputs_status();
 }

@@ -460,6 +460,18 @@ enum agg_added agg_add(struct agg_table *t, const struct agg_input *in,
 	return AGG_ADDED;
 }
 
+struct agg_group *agg_open_empty(struct agg_table *t, const char *key,
+				 size_t key_len, const char *type, int64_t now)
+{
+	struct agg_group *g = group_new(t, key, key_len, now);
+
+	/* In the place members would have put it. */
+	headers_setn(&g->common, "Correlation-Id", key, key_len);
+	if (type)
+		headers_set(&g->common, "Content-Type", type);
+	return g;
+}
+
 enum agg_reason agg_completed(const struct agg_table *t, const struct agg_group *g)
 {
 	if (g->size_known && seqset_complete(&g->seen, g->size) &&

@@ -155,6 +155,11 @@ enum agg_added agg_add(struct agg_table *t, const struct agg_input *in,
 		       struct agg_group **g, const char **why);
 /* The group of key, or NULL. */
 struct agg_group *agg_find(struct agg_table *t, const char *key, size_t key_len);
+/* A new group of key without members (none is open for it), its
+ * Content-Type type (or none): what a closing message for a key with no
+ * open group releases, an empty document of its kind. */
+struct agg_group *agg_open_empty(struct agg_table *t, const char *key,
+				 size_t key_len, const char *type, int64_t now);
 /* Has g met a condition of its own (sequence or --count)? AGG_OPEN if
  * not; --until is the tool's, on agg_build's document. */
 enum agg_reason agg_completed(const struct agg_table *t, const struct agg_group *g);

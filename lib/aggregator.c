@@ -28,6 +28,7 @@ struct held {
 struct aggregator {
 	struct aggregator_opt opt;
 	struct aggregator_out out;
+	struct agg_eval *eval;
 	struct store *store;
 	struct agg_table *table;
 	struct keyset *closed;
@@ -46,13 +47,14 @@ struct aggregator {
 
 struct aggregator *aggregator_new(const struct aggregator_opt *opt,
 				  const struct aggregator_out *out,
-				  struct store *store)
+				  struct agg_eval *eval, struct store *store)
 {
 	struct aggregator *a = xmalloc(sizeof(*a));
 
 	memset(a, 0, sizeof(*a));
 	a->opt = *opt;
 	a->out = *out;
+	a->eval = eval;
 	a->store = store;
 	a->table = agg_table_new(&opt->lim);
 	a->closed = keyset_new(opt->remember_ms, CLOSED_KEYS_MAX);
@@ -163,7 +165,7 @@ static int is_partial(const struct aggregator *a, const struct agg_group *g,
 	if (why == AGG_COMPLETE || why == AGG_COUNT || why == AGG_UNTIL)
 		return 0;
 	return g->seen.count || g->size_known || a->opt.lim.count ||
-	       a->opt.has_until;
+	       agg_eval_has_until(a->eval);
 }
 
 /* What --invalid gets for a group that is not one message: its members'
@@ -224,8 +226,8 @@ static int make_result(struct aggregator *a, struct agg_group *g,
 		errno = ENOMEM;
 		return MSG_NO_MEMORY;
 	}
-	if (r == 0 && a->out.condense)
-		r = a->out.condense(a->out.ctx, h, body, why);
+	if (r == 0 && agg_eval_has_condense(a->eval))
+		r = agg_eval_condense(a->eval, h, body, why);
 	if (r < 0)
 		joined(a, g, h, body);
 	stamp(a, g, h);
@@ -268,12 +270,16 @@ static int release(struct aggregator *a, struct agg_group *g,
 }
 
 int aggregator_close(struct aggregator *a, const char *key, size_t len,
-		     int64_t now)
+		     const struct headers *h, int empty, int64_t now)
 {
 	struct agg_group *g = agg_find(a->table, key, len);
 
-	if (!g)
-		return 0;
+	if (!g) {
+		if (!empty || keyset_has(a->closed, key, len, now))
+			return 0;
+		g = agg_open_empty(a->table, key, len,
+				   headers_get(h, "Content-Type"), now);
+	}
 	return release(a, g, AGG_CLOSE, now) < 0 ? -1 : 1;
 }
 
@@ -304,7 +310,7 @@ static int until_met(struct aggregator *a, const struct agg_group *g)
 
 	headers_init(&h);
 	if (agg_build(g, &a->opt.build, AGG_OPEN, &h, &body, &err) == 0)
-		met = a->out.until(a->out.ctx, &h, &body) == 1;
+		met = agg_eval_until(a->eval, &h, &body) == 1;
 	headers_release(&h);
 	buf_release(&body);
 	buf_release(&err);
@@ -354,7 +360,7 @@ int aggregator_add(struct aggregator *a, struct agg_input *in,
 	if (record_member(a, in, serial) < 0)
 		return -1;
 	done = agg_completed(a->table, g);
-	if (done == AGG_OPEN && a->opt.has_until && until_met(a, g))
+	if (done == AGG_OPEN && agg_eval_has_until(a->eval) && until_met(a, g))
 		done = AGG_UNTIL;
 	if (done != AGG_OPEN && release(a, g, done, in->now) < 0)
 		return -1;
@@ -453,7 +459,7 @@ static int restore_members(struct aggregator *a)
 			r = -1;
 			break;
 		}
-		a->out.classify(a->out.ctx, &in);
+		agg_eval_classify(a->eval, &in);
 		added = agg_add(a->table, &in, &g, &why);
 		if (added == AGG_INVALID) {	/* it was valid when it came */
 			errno = EINVAL;
@@ -477,7 +483,7 @@ static int release_completed(struct aggregator *a, int64_t now)
 		enum agg_reason done = agg_completed(a->table, g);
 
 		next = agg_next_group(a->table, g);
-		if (done == AGG_OPEN && a->opt.has_until && until_met(a, g))
+		if (done == AGG_OPEN && agg_eval_has_until(a->eval) && until_met(a, g))
 			done = AGG_UNTIL;
 		if (done != AGG_OPEN && release(a, g, done, now) < 0)
 			return -1;

@@ -1,9 +1,9 @@
 /*
  * aggregator: the run of msg-aggregate over the core of aggregate.h:
  * members in, released groups out, and with a store the order that
- * keeps them across a crash. The tool evaluates expressions and owns the
- * channels; it hands members in and gets results through struct
- * aggregator_out.
+ * keeps them across a crash. The tool owns the channels: it hands
+ * members in and gets results through struct aggregator_out; the
+ * expressions and stylesheet that judge an aggregate are aggregate-eval's.
  *
  * With a store, every change is a store record (aggregate.h) and a
  * released group's message is held back until aggregator_sync(): there
@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "aggregate.h"
+#include "aggregate-eval.h"
 #include "buf.h"
 #include "header.h"
 
@@ -35,14 +36,6 @@ struct aggregator_out {
 	 * its members' bodies joined; the tool diverts or refuses it. */
 	void (*invalid)(void *ctx, struct headers *h, const struct buf *body,
 			const char *why);
-	/* Optional (-u): is the aggregate built so far complete? 1, 0. */
-	int (*until)(void *ctx, const struct headers *h, const struct buf *body);
-	/* Optional (-x): condense the aggregate in place; 0, or -1 with why
-	 * (the group is then invalid). */
-	int (*condense)(void *ctx, struct headers *h, struct buf *body,
-			struct buf *why);
-	/* Restoring from the store: set in->kind and in->best again. */
-	void (*classify)(void *ctx, struct agg_input *in);
 };
 
 enum aggregator_on_limit { AGGR_RELEASE_OLDEST, AGGR_BLOCK, AGGR_FAIL };
@@ -54,7 +47,6 @@ struct aggregator_opt {
 	int64_t remember_ms;
 	enum aggregator_on_limit on_limit;
 	int deterministic_ids;	/* ids from the group, Timestamp its latest */
-	int has_until;
 };
 
 struct aggregator_stats {
@@ -64,10 +56,11 @@ struct aggregator_stats {
 
 struct aggregator;
 
-/* store may be NULL (state in memory only). */
+/* eval gives --until, -x and a restored member's kind (the caller's,
+ * outliving the aggregator); store may be NULL (state in memory only). */
 struct aggregator *aggregator_new(const struct aggregator_opt *opt,
 				  const struct aggregator_out *out,
-				  struct store *store);
+				  struct agg_eval *eval, struct store *store);
 void aggregator_free(struct aggregator *a);
 
 /* Rebuild the groups and closed keys from the store: 0, or -1 with
@@ -86,10 +79,12 @@ int aggregator_is_late(struct aggregator *a, const char *key, size_t len,
  */
 int aggregator_add(struct aggregator *a, struct agg_input *in,
 		   enum agg_added *res, const char **why);
-/* Release key's group now, if open (reason close): 1 released, 0 none,
- * -1 store failure. */
+/* Release key's group now (reason close). With none open, and key not
+ * just released (by the closing message as a member), release an empty
+ * one of h's Content-Type when empty is set. 1 released, 0 none, -1
+ * store failure. */
 int aggregator_close(struct aggregator *a, const char *key, size_t len,
-		     int64_t now);
+		     const struct headers *h, int empty, int64_t now);
 /* Release the groups whose timers ran out by now, forget closed keys
  * past --remember: 0 or -1 (store). */
 int aggregator_tick(struct aggregator *a, int64_t now);

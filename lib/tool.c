@@ -389,12 +389,18 @@ int tool_invalid(struct tool *t, struct headers *h, const void *body,
 	return 0;
 }
 
-void tool_no_memory(struct tool *t, struct headers *h, const char *reason)
+void tool_stop_at(struct tool *t, const struct headers *h, int status,
+		  const char *reason)
 {
 	struct buf where = BUF_INIT;
 
 	message_place(t, h, &where);
-	die(EX_SOFTWARE, "%s%s", where.ptr, reason);
+	die(status, "%s%s", where.ptr, reason);
+}
+
+void tool_no_memory(struct tool *t, struct headers *h, const char *reason)
+{
+	tool_stop_at(t, h, EX_SOFTWARE, reason);
 }
 
 void tool_refuse(const char *fmt, ...)

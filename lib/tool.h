@@ -211,6 +211,10 @@ int tool_inputs_status(void);
  */
 _Noreturn void tool_no_memory(struct tool *t, struct headers *h,
 			      const char *reason);
+/* The same with the exit status given: a message the tool cannot set
+ * aside without losing others with it (EX_DATAERR). */
+_Noreturn void tool_stop_at(struct tool *t, const struct headers *h,
+			    int status, const char *reason);
 
 /* Count one in the counter called name, if the tool keeps one. */
 void tool_count(struct tool *t, const char *name);

@@ -152,21 +152,49 @@ agg() {
 		member cz Z EOD 'X-Event: close'
 	} >in.msg
 	run -0 agg --close-on "header('X-Event') = 'close'" --stats in.msg
+	# A closing message for a key with no open group releases an empty
+	# aggregate: the event happened, with no member before it.
 	{
 		result ab A 2 close
 		result xy B 2 close
-	} >expect
-	stable out.msg | head -n 14 >got
-	expect_same expect got
-	# A closing message for a key with no open group releases nothing.
-	summary out.msg >got
-	printf '%s\n' 'A close 2 -' 'B close 2 -' >expect
-	expect_same expect got
-	[ "$(count_frames out.msg)" = 2 ]
+		result '' Z 0 close
+	} | results_are out.msg
 	msg-unwrap out.msg >bodies
 	[ "$(cat bodies)" = abxy ]
-	stats_line in=7 members=4 released=2 close=2 >expect
+	stats_line in=7 members=4 released=3 close=3 >expect
 	expect_same expect err.txt
+}
+
+@test "close-on: an empty aggregate is of the closing message's kind, and its key is closed" {
+	{
+		frame '<end/>' 'Message-Id: c1' 'Correlation-Id: X' 'Content-Type: application/xml' \
+			'X-Event: close'
+		frame '{}' 'Message-Id: c2' 'Correlation-Id: J' 'Content-Type: application/json' \
+			'X-Event: close'
+		member x1 X after
+	} >in.msg
+	run -0 agg --close-on "header('X-Event') = 'close'" -W day --stats in.msg
+	{
+		frame '<day></day>' 'Correlation-Id: X' 'Content-Type: application/xml' \
+			'Aggregate-Size: 0' 'Aggregate-Reason: close'
+		frame '[]' 'Correlation-Id: J' 'Content-Type: application/json' \
+			'Aggregate-Size: 0' 'Aggregate-Reason: close'
+	} | results_are out.msg
+	# What comes after the event for its key is late, as after any close.
+	grep -q '^msg-aggregate: warning: .*\bx1\b.*late' err.txt
+	stats_line in=3 members=0 late=1 released=2 close=2 >expect
+	tail -n 1 err.txt >got
+	expect_same expect got
+}
+
+@test "close-on: a closing member that completes its group by --count releases no empty aggregate after it" {
+	{
+		member a1 A a
+		member ca A b 'X-Event: close'
+	} >in.msg
+	run -0 agg --close-on "header('X-Event') = 'close'" --include-close -n 2 in.msg
+	[ ! -s err.txt ]
+	result ab A 2 count | results_are out.msg
 }
 
 @test "close-on with --include-close: the closing message is the last member" {

@@ -93,6 +93,42 @@ rerun_completes() {
 	[ "$(grep -c '^Message-Id: a3$' late.msg)" = 1 ]
 }
 
+# to_spool DIR NAME: the message on stdin into the dir: spool DIR as NAME,
+# as a writer of the format puts it there.
+to_spool() {
+	mkdir -p "$1/tmp" "$1/new" "$1/cur"
+	cat >"$1/tmp/$2"
+	mv "$1/tmp/$2" "$1/new/$2"
+}
+
+@test "state: a group of mixed kinds without --invalid stops the run with 65 and loses no member" {
+	frame '<a/>' 'Message-Id: m1' 'Correlation-Id: M' 'Content-Type: application/xml' >run1.msg
+	member m2 M plain | to_spool in 1.msg
+	run -0 agg --state st -n 2 run1.msg
+	[ ! -s out.msg ]
+	# m2 completes M, which cannot be one message: the run stops
+	# naming the group, m2 stays in its spool, m1 in the state.
+	run -65 agg --state st -n 2 --once dir:in
+	[ ! -s out.msg ]
+	[ "$(grep -c . err.txt)" = 1 ]
+	grep -q "^msg-aggregate: group 'M' of 2 members cannot be one message: mixed bodies in one group: XML and text$" err.txt
+	[ "$(find in/new in/cur -type f | wc -l)" = 1 ]
+	[ ! -e in/bad ] || [ "$(find in/bad -type f | wc -l)" = 0 ]
+	# So does the next run, before it reads anything.
+	run -65 agg --state st -n 2 --once dir:in
+	[ ! -s out.msg ]
+	[ "$(find in/new in/cur -type f | wc -l)" = 1 ]
+	# With --invalid the group goes there whole, and the spool empties.
+	run -0 agg --state st -n 2 --once --invalid inv.msg --late late.msg dir:in
+	[ ! -s out.msg ]
+	[ "$(count_frames inv.msg)" = 1 ]
+	[ "$(msg-unwrap inv.msg)" = '<a/>plain' ]
+	[ "$(grep -c '^Correlation-Id: M$' inv.msg)" = 1 ]
+	[ "$(find in/new in/cur -type f | wc -l)" = 0 ]
+	run -0 agg --state st --at-end flush </dev/null
+	[ ! -s out.msg ]
+}
+
 @test "state: --at-end flush ends the groups kept by earlier runs" {
 	seq_member a1 A 1 a >run1.msg
 	seq_member b1 B 1 x >run2.msg
