@@ -1,6 +1,7 @@
 /* xmldoc: secure libxml2 parsing with errors captured, not printed. */
 #include "xmldoc.h"
 
+#include <libxml/dict.h>
 #include <libxml/parser.h>
 #include <libxml/xmlerror.h>
 #include <string.h>
@@ -12,6 +13,16 @@ static int failed;
 static int out_of_memory;
 static struct buf first_error = BUF_INIT;
 static struct buf refused_entity = BUF_INIT;
+
+/*
+ * One parser context serves every body (xmlCtxtReadMemory resets it), so
+ * a small message costs a parse, not a parser's set-up and tear-down; its
+ * dictionary of names is shared by the documents it makes. The names
+ * bodies bring are not bounded, so past DICT_NAMES_MAX the context is
+ * replaced and its dictionary goes with the last document that uses it.
+ */
+#define DICT_NAMES_MAX 4096
+static xmlParserCtxtPtr parser;
 
 /* Every external entity or DTD is refused: no XXE, no network, no files. */
 static xmlParserInputPtr refuse_external(const char *url, const char *id,
@@ -194,6 +205,19 @@ int xmldoc_end(struct buf *err)
 	return 0;
 }
 
+/* The context for the next body, or NULL when none can be had (for
+ * want of memory: xmlCtxtReadMemory then fails, and xmldoc_parse says so). */
+static xmlParserCtxtPtr reused_parser(void)
+{
+	if (parser && parser->dict && xmlDictSize(parser->dict) > DICT_NAMES_MAX) {
+		xmlFreeParserCtxt(parser);
+		parser = NULL;
+	}
+	if (!parser)
+		parser = xmlNewParserCtxt();
+	return parser;
+}
+
 xmlDocPtr xmldoc_parse(const char *p, size_t n, struct buf *err, int *status)
 {
 	xmlDocPtr doc;
@@ -209,8 +233,8 @@ xmlDocPtr xmldoc_parse(const char *p, size_t n, struct buf *err, int *status)
 		return NULL;
 	}
 	xmldoc_begin();
-	doc = xmlReadMemory(p, (int)n, NULL, message_xml_encoding(p, n),
-			    xmldoc_parse_options());
+	doc = xmlCtxtReadMemory(reused_parser(), p, (int)n, NULL,
+				message_xml_encoding(p, n), xmldoc_parse_options());
 	*status = xmldoc_end(err);
 	if (*status < 0 || !doc) {
 		if (*status == 0) {
