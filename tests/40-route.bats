@@ -334,3 +334,17 @@ msg-route: stats: in 4, routed 2, otherwise 0, dropped 2, invalid 0, expired 0, 
 	echo >>got.txt
 	awk 'NR % 3 == 0' bodies.txt | cmp - got.txt
 }
+
+@test "route: XPath on small bodies in UTF-16 without a byte order mark and in a declared ISO-8859-1" {
+	printf '<?xml version="1.0" encoding="UTF-16"?><order type="rush">caf\xc3\xa9</order>' |
+		iconv -f UTF-8 -t UTF-16LE >utf16.xml
+	printf '<?xml version="1.0" encoding="ISO-8859-1"?><order type="rush">caf\xe9</order>' >latin1.xml
+	printf '<order type="rush">caf\xc3\xa9</order>' >utf8.xml
+	msg-wrap utf16.xml latin1.xml utf8.xml >in.msg
+	# The bodies hold NUL bytes: the output goes to a file.
+	run -0 --separate-stderr msg-route -f "/order = 'caf$(printf '\xc3\xa9')'" \
+		--output out.msg in.msg
+	[ -z "$output" ]
+	[ -z "$stderr" ]
+	cmp out.msg in.msg
+}
