@@ -300,13 +300,15 @@ bench_peak_rss() {
 }
 
 # bench_cpu_best RUNS INPUT SINK CMD [ARG...]: sets BENCH_CPU_MS to the
-# least user + system time of CMD, in milliseconds, over RUNS runs (empty
+# least user + system time of CMD, in milliseconds, over RUNS runs, and
+# BENCH_CPU_WALL_US to the least wall time of those runs (both empty
 # without time(1)). Unlike wall time it does not grow with the wait for a
 # processor, so on a busy machine it says what the work itself costs.
 # If BENCH_CPU_TIDY names a command (a function), it runs after each run,
 # outside the time taken, to remove what the run left.
 bench_cpu_best() {
 	BENCH_CPU_MS=
+	BENCH_CPU_WALL_US=
 	[ -n "$BENCH_TIME" ] || return 0
 	_bcruns=$1 _bcin=$2 _bcsink=$3
 	shift 3
@@ -316,6 +318,9 @@ bench_cpu_best() {
 		bench_run_once "$_bcin" "$_bcsink" "$BENCH_TIME" -f '%U %S' \
 			-o "$BENCH_TMP/cpu" "$@"
 		[ -z "${BENCH_CPU_TIDY:-}" ] || $BENCH_CPU_TIDY
+		if [ -z "$BENCH_CPU_WALL_US" ] || [ "$_bus" -lt "$BENCH_CPU_WALL_US" ]; then
+			BENCH_CPU_WALL_US=$_bus
+		fi
 		_bcms=$(tail -n 1 "$BENCH_TMP/cpu" |
 			awk 'NF == 2 { printf "%.0f", ($1 + $2) * 1000 }')
 		if [ -n "$_bcms" ] &&

@@ -140,19 +140,21 @@ static void emit(struct tool *t, struct headers *h, const char *body, size_t n,
 		 const char *raw, size_t raw_len)
 {
 	struct headers plain = HEADERS_INIT;
-	struct buf why = BUF_INIT;
+	struct buf why = BUF_INIT, at = BUF_INIT;
 
-	where(&why, in, lineno);
+	/* Where it came from is formatted only for a message refused: a
+	 * message written costs no formatting and no allocation. */
 	if (tool_write(t->out, h, body, n, &why) == 0) {
 		counters[C_OUT].n++;
-		buf_release(&why);
 		return;
 	}
+	where(&at, in, lineno);
 	plain_headers(&plain, h);
 	if (opt.mode == MODE_ENVELOPE)
 		headers_set(&plain, "Content-Type", "application/json");
-	tool_invalid(t, &plain, raw, raw_len, "%s", why.ptr);
+	tool_invalid(t, &plain, raw, raw_len, "%s%s", at.ptr, why.ptr);
 	headers_release(&plain);
+	buf_release(&at);
 	buf_release(&why);
 }
 

@@ -239,49 +239,102 @@ static int parse_length(const char *v, size_t n, uint64_t *out)
 	return 0;
 }
 
-static void remember_msgid(struct frame_reader *fr, const struct headers *h)
+/* The first Message-Id of the block, for errors; copied only once the
+ * block has parsed, so a fault inside the block does not name it. */
+static void remember_msgid(struct frame_reader *fr, const char *id, size_t n)
 {
-	const char *id = headers_get(h, "Message-Id");
-	size_t n = id ? strlen(id) : 0;
-
 	if (n >= sizeof(fr->msgid))
 		n = sizeof(fr->msgid) - 1;
-	memcpy(fr->msgid, id ? id : "", n);
+	memcpy(fr->msgid, id, n);
 	fr->msgid[n] = '\0';
+}
+
+/* The length of the valid header name that ends in a colon at the start
+ * of the n bytes at s, or 0: one pass does what finding the colon and
+ * checking the name before it would. */
+static size_t valid_name_before_colon(const char *s, size_t n)
+{
+	size_t i = 0;
+
+	while (i < n && i <= HEADER_NAME_MAX && header_name_char(s[i]))
+		i++;
+	return i > 0 && i <= HEADER_NAME_MAX && i < n && s[i] == ':' ? i : 0;
+}
+
+/* The bytes that end a run of a header value: the LF that ends its line
+ * and the bytes a value may not hold (a CR is allowed just before LF). */
+static const unsigned char value_stop[256] = { ['\n'] = 1, ['\r'] = 1, ['\0'] = 1 };
+
+/* A line that is not "Name: value": say what is wrong with it. */
+static int fail_line(struct frame_reader *fr, uint64_t off, const char *s,
+		     const char *end)
+{
+	const char *nl = memchr(s, '\n', (size_t)(end - s));
+	const char *colon = memchr(s, ':', (size_t)(nl - s));
+
+	if (!colon)
+		return fail(fr, off, "header line without colon");
+	return fail(fr, off, "invalid header name '%.*s'",
+		    (int)((colon - s) > 64 ? 64 : colon - s), s);
+}
+
+/*
+ * Parse the header line at s, which ends before end: add it to h and
+ * return the start of the next line, or NULL on a fault. In a clean
+ * block (no CR, no NUL: the usual one) the value's line ends at the next
+ * LF, found by memchr; else each byte of the value is checked.
+ */
+static const char *parse_line(struct frame_reader *fr, const char *s,
+			      const char *end, int clean, struct headers *h)
+{
+	uint64_t off = fr->base + (uint64_t)(s - fr->buf);
+	size_t name_len = valid_name_before_colon(s, (size_t)(end - s));
+	const char *v, *e;
+
+	if (!name_len) {
+		fail_line(fr, off, s, end);
+		return NULL;
+	}
+	v = s + name_len + 1;
+	if (clean) {
+		/* No CR or NUL in the block: the line ends at its LF. */
+		e = memchr(v, '\n', (size_t)(end - v));
+	} else {
+		e = v;
+		while (e < end && !value_stop[(unsigned char)*e])
+			e++;
+	}
+	/* The block ends in LF, so e < end here. */
+	if (*e != '\n' && !(*e == '\r' && e + 1 < end && e[1] == '\n')) {
+		fail(fr, off, "invalid byte in value of header '%.*s'",
+		     (int)name_len, s);
+		return NULL;
+	}
+	headers_add_checked(h, s, name_len, v, (size_t)(e - v));
+	return e + (*e == '\r' ? 2 : 1);
 }
 
 static int parse_block(struct frame_reader *fr, const char *s, size_t len,
 		       struct headers *h)
 {
 	const char *end = s + len;
+	long msgid_at = -1;
 	int have_length = 0;
+	size_t vlen;
+	/* Two scans of the whole block spare most lines a byte-by-byte one. */
+	int clean = !memchr(s, '\r', len) && !memchr(s, '\0', len);
 
-	while (s < end) {
-		const char *nl = memchr(s, '\n', (size_t)(end - s));
-		size_t n = (size_t)(nl - s);
+	while (s < end && *s != '\n' && !(*s == '\r' && s[1] == '\n')) {
 		uint64_t off = fr->base + (uint64_t)(s - fr->buf);
-		const char *colon;
+		size_t name_len;
+		const char *name, *v;
 
-		if (n && s[n - 1] == '\r')
-			n--;
-		if (n == 0)
-			break;
-		colon = memchr(s, ':', n);
-		if (!colon)
-			return fail(fr, off, "header line without colon");
-		if (!header_name_valid(s, (size_t)(colon - s)))
-			return fail(fr, off, "invalid header name '%.*s'",
-				    (int)((colon - s) > 64 ? 64 : colon - s), s);
-		if (memchr(colon, '\0', n - (size_t)(colon - s)) ||
-		    memchr(colon, '\r', n - (size_t)(colon - s)))
-			return fail(fr, off, "invalid byte in value of header '%.*s'",
-				    (int)(colon - s), s);
-		headers_add_checked(h, s, (size_t)(colon - s), colon + 1,
-				    n - (size_t)(colon - s) - 1);
-		if (header_name_eq(s, (size_t)(colon - s), "Content-Length", 14)) {
-			size_t vi = h->n - 1;
-			size_t vlen;
-			const char *v = headers_value(h, vi, &vlen);
+		s = parse_line(fr, s, end, clean, h);
+		if (!s)
+			return -1;
+		name = headers_name(h, h->n - 1, &name_len);
+		v = headers_value(h, h->n - 1, &vlen);
+		if (header_name_eq(name, name_len, "Content-Length", 14)) {
 			uint64_t x;
 
 			if (parse_length(v, vlen, &x))
@@ -291,10 +344,18 @@ static int parse_block(struct frame_reader *fr, const char *s, size_t len,
 				return fail(fr, off, "conflicting Content-Length headers");
 			fr->body_len = x;
 			have_length = 1;
+		} else if (msgid_at < 0 &&
+			   header_name_eq(name, name_len, "Message-Id", 10)) {
+			/* An index: the arena may move as headers are added. */
+			msgid_at = (long)h->n - 1;
 		}
-		s = nl + 1;
 	}
-	remember_msgid(fr, h);
+	if (msgid_at >= 0) {
+		const char *id = headers_value(h, (size_t)msgid_at, &vlen);
+		remember_msgid(fr, id, vlen);
+	} else {
+		remember_msgid(fr, "", 0);
+	}
 	if (!have_length)
 		return fail(fr, fr->frame_offset, "missing Content-Length");
 	return 0;

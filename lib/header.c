@@ -6,7 +6,7 @@
 #include <string.h>
 #include <strings.h>
 
-static const unsigned char name_chars[256] = {
+const unsigned char header_name_chars[256] = {
 #define R(a, b) [a ... b] = 1
 	R('0', '9'), R('A', 'Z'), R('a', 'z'),
 	['-'] = 1, ['_'] = 1, ['.'] = 1,
@@ -18,7 +18,7 @@ int header_name_valid(const char *p, size_t n)
 	if (n == 0 || n > HEADER_NAME_MAX)
 		return 0;
 	for (size_t i = 0; i < n; i++)
-		if (!name_chars[(unsigned char)p[i]])
+		if (!header_name_char(p[i]))
 			return 0;
 	return 1;
 }

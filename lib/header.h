@@ -65,6 +65,12 @@ size_t headers_remove(struct headers *h, const char *name);
 int headers_add_line(struct headers *h, const char *line);
 
 int header_name_valid(const char *p, size_t n);
+/* May c appear in a header name? (A table: the frame reader asks per byte.) */
+extern const unsigned char header_name_chars[256];
+static inline int header_name_char(char c)
+{
+	return header_name_chars[(unsigned char)c];
+}
 int header_name_eq(const char *a, size_t alen, const char *b, size_t blen);
 
 #endif

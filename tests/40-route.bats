@@ -318,3 +318,33 @@ msg-route: stats: in 4, routed 2, otherwise 0, dropped 2, invalid 0, expired 0, 
 	run -65 --separate-stderr msg-route --to-header To --allow a.out in.msg
 	[ "$stderr" = "msg-route: in.msg: message 1 (Message-Id d1): no recipients in To" ]
 }
+
+@test "route: XPath over more element names than one parser keeps: each message judged alone" {
+	# 6,000 bodies, each with a root element of its own name, and every
+	# third one rush: the parser's dictionary of names is replaced on
+	# the way, and no document may see another's names.
+	awk 'BEGIN { for (i = 1; i <= 6000; i++)
+		printf "<e%d type=\"%s\"><n%d/></e%d>\n", i,
+			(i % 3 ? "bulk" : "rush"), i, i }' >bodies.txt
+	msg-wrap -l bodies.txt >in.msg
+	run -0 --separate-stderr msg-route -f "/*/@type = 'rush' and count(/*/*) = 1" in.msg
+	[ -z "$stderr" ]
+	printf '%s\n' "$output" >out.msg
+	msg-unwrap -s '\n' out.msg >got.txt
+	echo >>got.txt
+	awk 'NR % 3 == 0' bodies.txt | cmp - got.txt
+}
+
+@test "route: XPath on small bodies in UTF-16 without a byte order mark and in a declared ISO-8859-1" {
+	printf '<?xml version="1.0" encoding="UTF-16"?><order type="rush">caf\xc3\xa9</order>' |
+		iconv -f UTF-8 -t UTF-16LE >utf16.xml
+	printf '<?xml version="1.0" encoding="ISO-8859-1"?><order type="rush">caf\xe9</order>' >latin1.xml
+	printf '<order type="rush">caf\xc3\xa9</order>' >utf8.xml
+	msg-wrap utf16.xml latin1.xml utf8.xml >in.msg
+	# The bodies hold NUL bytes: the output goes to a file.
+	run -0 --separate-stderr msg-route -f "/order = 'caf$(printf '\xc3\xa9')'" \
+		--output out.msg in.msg
+	[ -z "$output" ]
+	[ -z "$stderr" ]
+	cmp out.msg in.msg
+}
