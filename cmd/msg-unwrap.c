@@ -198,7 +198,7 @@ static void to_file(struct tool *t, struct frame_reader *fr, struct headers *h)
 		break;
 	}
 	if (outbox_begin(&opt.outbox) < 0)
-		die_errno(EX_IOERR, "cannot create a file in '%s'", opt.dir);
+		die_errno(EX_CANTCREAT, "cannot create a file in '%s'", opt.dir);
 	while ((r = frame_reader_chunk(fr, &p, &n)) > 0)
 		if (outbox_write(&opt.outbox, p, n) < 0) {
 			outbox_abort(&opt.outbox);

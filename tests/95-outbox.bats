@@ -209,7 +209,7 @@ dirsync ./new/sub/out skipped" ]
 	# The poller reads every visible file it sees, again and again,
 	# until the writer is done; each must end in END.
 	: >seen
-	spawn bash -c 'while [ ! -e done ]; do
+	spawn bash -c 'while [ ! -e writer-done ]; do
 			for f in out/*; do
 				[ -e "$f" ] || continue
 				tail -c 3 "$f" | grep -qx END || echo "partial $f" >>bad
@@ -218,7 +218,7 @@ dirsync ./new/sub/out skipped" ]
 		done'
 	poller=$spawned
 	msg-unwrap -d out in.msg
-	: >done
+	: >writer-done
 	wait "$poller"
 	[ ! -e bad ]
 	[ "$(wc -l <seen)" -gt 0 ]
