@@ -9,12 +9,15 @@
 #include "envelope.h"
 #include "frame.h"
 #include "io.h"
+#include "nametemplate.h"
+#include "outbox.h"
 #include "safefile.h"
 #include "tool.h"
 
 static const char usage[] =
 	"usage: msg-unwrap [-s separator] [--output channel] [input ...]\n"
-	"       msg-unwrap -d dir [-n template] [--invalid channel] [input ...]\n"
+	"       msg-unwrap -d dir [-n template] [--exists suffix|fail|skip|replace]\n"
+	"                  [--mode mode] [--done-marker suffix] [--invalid channel] [input ...]\n"
 	"       msg-unwrap -e | -H [--output channel] [input ...]\n"
 	"       (and [--dead-letter channel] [--once] [--stats] with any)";
 
@@ -25,13 +28,20 @@ static struct {
 	struct buf separator;
 	const char *dir;
 	const char *name_template;
-	int dirfd;
-} opt = { .separator = BUF_INIT, .dirfd = -1 };
+	struct outbox outbox;
+	enum outbox_exists exists;
+	const char *mode_arg;
+	const char *done_marker;
+} opt = { .separator = BUF_INIT };
 
 static struct tool_counter counters[] = {
-	{ "in", 0 }, { "out", 0 }, { "invalid", 0 }, { "expired", 0 }, { NULL, 0 },
+	{ "in", 0 }, { "out", 0 }, { "invalid", 0 }, { "expired", 0 },
+	/* With -d only: */
+	{ "skipped", 0 }, { "syncs", 0 }, { NULL, 0 },
 };
-enum { C_IN, C_OUT };
+enum { C_IN, C_OUT, C_INVALID, C_EXPIRED, C_SKIPPED, C_SYNCS };
+
+enum { OPT_EXISTS = 256, OPT_MODE, OPT_DONE_MARKER };
 
 static const struct option longopts[] = {
 	{ "separator", required_argument, NULL, 's' },
@@ -39,6 +49,9 @@ static const struct option longopts[] = {
 	{ "name", required_argument, NULL, 'n' },
 	{ "envelope", no_argument, NULL, 'e' },
 	{ "headers", no_argument, NULL, 'H' },
+	{ "exists", required_argument, NULL, OPT_EXISTS },
+	{ "mode", required_argument, NULL, OPT_MODE },
+	{ "done-marker", required_argument, NULL, OPT_DONE_MARKER },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -105,40 +118,24 @@ static int option(struct tool *t, int c, const char *arg)
 	case 'H':
 		set_mode(t, MODE_HEADERS);
 		return 0;
+	case OPT_EXISTS:
+		if (outbox_exists_parse(arg, &opt.exists) < 0)
+			tool_usage_error(t, "--exists takes suffix, fail, skip or replace, not '%s'", arg);
+		return 0;
+	case OPT_MODE:
+		opt.mode_arg = arg;
+		return 0;
+	case OPT_DONE_MARKER:
+		if (!*arg || strchr(arg, '/'))
+			tool_usage_error(t, "--done-marker needs a suffix without '/'");
+		opt.done_marker = arg;
+		return 0;
 	}
 	return -1;
 }
 
-/* Expand {Header-Name} in the template; -1 names a missing header. */
-static int expand_template(const char *tpl, const struct headers *h,
-			   struct buf *out, struct buf *missing)
-{
-	for (const char *p = tpl; *p; p++) {
-		const char *close, *v;
-		char name[HEADER_NAME_MAX + 1];
-		size_t n;
-
-		if (*p != '{' || !(close = strchr(p, '}'))) {
-			buf_addch(out, *p);
-			continue;
-		}
-		n = (size_t)(close - p - 1);
-		if (n > HEADER_NAME_MAX)
-			n = HEADER_NAME_MAX;
-		memcpy(name, p + 1, n);
-		name[n] = '\0';
-		v = headers_get(h, name);
-		if (!v || !*v) {
-			buf_addstr(missing, name);
-			return -1;
-		}
-		buf_addstr(out, v);
-		p = close;
-	}
-	return 0;
-}
-
-/* The file name for a message: template, else File-Name, else Message-Id. */
+/* The file name for a message: template, else File-Name, else Message-Id.
+ * A template's name is refused when unsafe; the headers' are made safe. */
 static int file_name(const struct headers *h, struct buf *name, struct buf *why)
 {
 	struct buf raw = BUF_INIT;
@@ -146,14 +143,9 @@ static int file_name(const struct headers *h, struct buf *name, struct buf *why)
 	int r = 0;
 
 	buf_reset(name);
-	if (opt.name_template) {
-		struct buf missing = BUF_INIT;
-		if (expand_template(opt.name_template, h, &raw, &missing) < 0) {
-			buf_addf(why, "no header '%s' for the file name", missing.ptr);
-			r = -1;
-		}
-		buf_release(&missing);
-	} else if ((v = headers_get(h, "File-Name")) && *v) {
+	if (opt.name_template)
+		return name_template_expand(opt.name_template, h, name, why);
+	if ((v = headers_get(h, "File-Name")) && *v) {
 		buf_addstr(&raw, v);
 	} else if ((v = headers_get(h, "Message-Id")) && *v) {
 		buf_addstr(&raw, v);
@@ -169,38 +161,67 @@ static int file_name(const struct headers *h, struct buf *name, struct buf *why)
 	return r;
 }
 
+static void divert(struct tool *t, struct frame_reader *fr, struct headers *h,
+		   const char *why)
+{
+	struct buf body = BUF_INIT;
+
+	if (frame_reader_body(fr, &body) < 0)
+		tool_reader_failed(fr);
+	tool_invalid(t, h, body.ptr, body.len, "%s", why);
+	buf_release(&body);
+}
+
 static void to_file(struct tool *t, struct frame_reader *fr, struct headers *h)
 {
-	static struct buf name = BUF_INIT, final = BUF_INIT;
-	struct buf why = BUF_INIT;
-	struct atomic_file af;
+	static struct buf name = BUF_INIT, final = BUF_INIT, why = BUF_INIT;
 	const char *p;
 	size_t n;
 	int r;
 
+	buf_reset(&why);
 	if (file_name(h, &name, &why) < 0) {
-		struct buf body = BUF_INIT;
-		if (frame_reader_body(fr, &body) < 0)
-			tool_reader_failed(fr);
-		tool_invalid(t, h, body.ptr, body.len, "%s", why.ptr);
-		buf_release(&body);
-		buf_release(&why);
+		divert(t, fr, h, why.ptr);
 		return;
 	}
-	if (atomic_file_open(&af, opt.dirfd) < 0)
+	switch (outbox_check(&opt.outbox, name.ptr)) {
+	case OUTBOX_SKIPPED:
+		if (frame_reader_skip(fr) < 0)
+			tool_reader_failed(fr);
+		counters[C_SKIPPED].n++;
+		return;
+	case OUTBOX_TAKEN:
+		buf_addf(&why, "the file '%s' exists", name.ptr);
+		divert(t, fr, h, why.ptr);
+		return;
+	default:
+		break;
+	}
+	if (outbox_begin(&opt.outbox) < 0)
 		die_errno(EX_CANTCREAT, "cannot create a file in '%s'", opt.dir);
 	while ((r = frame_reader_chunk(fr, &p, &n)) > 0)
-		if (atomic_file_write(&af, p, n) < 0) {
-			atomic_file_abort(&af);
+		if (outbox_write(&opt.outbox, p, n) < 0) {
+			outbox_abort(&opt.outbox);
 			die_errno(EX_IOERR, "cannot write '%s/%s'", opt.dir, name.ptr);
 		}
 	if (r < 0) {
-		atomic_file_abort(&af);
+		outbox_abort(&opt.outbox);
 		tool_reader_failed(fr);
 	}
-	if (atomic_file_commit(&af, name.ptr, &final) < 0)
+	switch (outbox_publish(&opt.outbox, name.ptr, &final)) {
+	case OUTBOX_PUBLISHED:
+		counters[C_OUT].n++;
+		break;
+	case OUTBOX_SKIPPED:
+		counters[C_SKIPPED].n++;
+		break;
+	case OUTBOX_TAKEN:
+		/* Made by someone else while the body was written. */
+		errno = EEXIST;
+		die_errno(EX_CANTCREAT, "cannot write '%s/%s'", opt.dir, name.ptr);
+	case OUTBOX_ERROR:
 		die_errno(EX_IOERR, "cannot write '%s/%s'", opt.dir, name.ptr);
-	counters[C_OUT].n++;
+	}
 }
 
 static int unwrap_frame(struct tool *t, struct frame_reader *fr, struct headers *h)
@@ -258,6 +279,38 @@ static int unwrap_frame(struct tool *t, struct frame_reader *fr, struct headers 
 	return 0;
 }
 
+/* The files of a batch are made durable before its inputs are done. */
+static int batch_end(struct tool *t)
+{
+	(void)t;
+	if (outbox_sync(&opt.outbox) < 0) {
+		warn_errno("cannot sync directory '%s'", opt.dir);
+		return EX_IOERR;
+	}
+	return 0;
+}
+
+static void open_outbox(struct tool *t)
+{
+	struct outbox *ob = &opt.outbox;
+	char *end;
+
+	unsigned long mode = opt.mode_arg ? strtoul(opt.mode_arg, &end, 8) : 0;
+
+	if (opt.mode_arg && (!*opt.mode_arg || *end || mode > 07777))
+		tool_usage_error(t, "--mode takes an octal mode, not '%s'",
+				 opt.mode_arg);
+	if (outbox_open(ob, opt.dir) < 0)
+		die_errno(EX_CANTCREAT, "cannot open directory '%s'", opt.dir);
+	ob->exists = opt.exists;
+	ob->done_marker = opt.done_marker;
+	if (opt.mode_arg) {
+		ob->mode = (mode_t)mode;
+		ob->exact_mode = 1;
+	}
+	t->batch_end = batch_end;
+}
+
 int main(int argc, char **argv)
 {
 	struct tool t = {
@@ -283,17 +336,21 @@ int main(int argc, char **argv)
 	 * too, or a dead-letter channel could not be looked into. */
 	if (opt.mode == MODE_ENVELOPE || opt.mode == MODE_HEADERS)
 		t.common &= ~TOOL_EXPIRES;
-	if (opt.mode == MODE_DIR) {
-		opt.dirfd = open(opt.dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (opt.dirfd < 0)
-			die_errno(EX_CANTCREAT, "cannot open directory '%s'", opt.dir);
-	}
+	if (opt.mode != MODE_DIR && (opt.exists != OUTBOX_SUFFIX || opt.mode_arg ||
+				     opt.done_marker))
+		tool_usage_error(&t, "--exists, --mode and --done-marker need -d");
+	if (opt.mode == MODE_DIR)
+		open_outbox(&t);
+	else
+		counters[C_SKIPPED].name = NULL;
 	tool_open_outputs(&t);
 	tool_each_frame(&t, argc - first, argv + first, unwrap_frame);
-	/* The renames are durable only once the directory is. */
-	if (opt.dirfd >= 0 && xfsync(opt.dirfd) < 0)
+	if (opt.mode == MODE_DIR && outbox_sync(&opt.outbox) < 0)
 		die_errno(EX_IOERR, "cannot sync directory '%s'", opt.dir);
+	counters[C_SYNCS].n = opt.outbox.syncs;
 	tool_finish(&t);
+	if (opt.mode == MODE_DIR)
+		outbox_release(&opt.outbox);
 	buf_release(&opt.separator);
 	return tool_inputs_status();
 }

@@ -30,12 +30,12 @@ int safe_name(const char *in, size_t n, struct buf *out)
 	return 0;
 }
 
-int atomic_file_open(struct atomic_file *af, int dirfd)
+int atomic_file_open(struct atomic_file *af, int dirfd, mode_t mode)
 {
 	char prefix[32];
 
 	snprintf(prefix, sizeof(prefix), ".tmp.%ld.", (long)getpid());
-	af->fd = open_unique(dirfd, prefix, O_WRONLY, 0666, af->tmpname,
+	af->fd = open_unique(dirfd, prefix, O_WRONLY, mode, af->tmpname,
 			     sizeof(af->tmpname));
 	if (af->fd < 0)
 		return -1;
@@ -46,6 +46,11 @@ int atomic_file_open(struct atomic_file *af, int dirfd)
 int atomic_file_write(struct atomic_file *af, const void *p, size_t n)
 {
 	return write_all(af->fd, p, n);
+}
+
+int atomic_file_chmod(struct atomic_file *af, mode_t mode)
+{
+	return fchmod(af->fd, mode);
 }
 
 void atomic_file_abort(struct atomic_file *af)
@@ -82,10 +87,26 @@ int rename_noreplace(int fromdir, const char *from, int todir, const char *to)
 	return errno == ENOENT ? renameat(fromdir, from, todir, to) : -1;
 }
 
-/* Give the temporary its name unless that name exists: 0, or -1 (errno). */
-static int place(struct atomic_file *af, const char *name)
+int atomic_file_seal(struct atomic_file *af)
 {
-	return rename_noreplace(af->dirfd, af->tmpname, af->dirfd, name);
+	int r = xfsync(af->fd);
+
+	if (close(af->fd) < 0)
+		r = -1;
+	af->fd = -1;
+	if (r < 0)
+		atomic_file_abort(af);
+	return r;
+}
+
+int atomic_file_place(struct atomic_file *af, const char *name, int replace)
+{
+	int r = replace ? renameat(af->dirfd, af->tmpname, af->dirfd, name)
+			: rename_noreplace(af->dirfd, af->tmpname, af->dirfd, name);
+
+	if (r < 0 && (replace || errno != EEXIST))
+		atomic_file_abort(af);
+	return r;
 }
 
 void safe_suffixed(const char *name, unsigned k, struct buf *out)
@@ -110,16 +131,8 @@ int atomic_file_commit(struct atomic_file *af, const char *name,
 	unsigned k, resume;
 	int r;
 
-	if (xfsync(af->fd) < 0) {
-		atomic_file_abort(af);
+	if (atomic_file_seal(af) < 0)
 		return -1;
-	}
-	r = close(af->fd);
-	af->fd = -1;
-	if (r < 0) {
-		atomic_file_abort(af);
-		return -1;
-	}
 	/* The plain name first; then, since children of one file share its
 	 * name, resume counting where the last commit of that name stopped
 	 * rather than trying 2, 3, ... every time. */
@@ -131,12 +144,10 @@ int atomic_file_commit(struct atomic_file *af, const char *name,
 		} else {
 			safe_suffixed(name, k, final);
 		}
-		if ((r = place(af, final->ptr)) == 0)
+		if ((r = atomic_file_place(af, final->ptr, 0)) == 0)
 			break;
-		if (errno != EEXIST) {
-			atomic_file_abort(af);
+		if (errno != EEXIST)
 			return r;
-		}
 	}
 	buf_reset(&last_name);
 	buf_addstr(&last_name, name);

@@ -11,6 +11,7 @@
 #define MSG_SAFEFILE_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "buf.h"
 
@@ -26,9 +27,18 @@ struct atomic_file {
 	char tmpname[64];
 };
 
-/* Start a new temporary file in the directory dirfd: 0 or -1 (errno). */
-int atomic_file_open(struct atomic_file *af, int dirfd);
+/* Start a new temporary file in the directory dirfd, created with mode
+ * (as limited by the umask): 0 or -1 (errno). */
+int atomic_file_open(struct atomic_file *af, int dirfd, mode_t mode);
 int atomic_file_write(struct atomic_file *af, const void *p, size_t n);
+/* Give the file exactly mode, whatever the umask: 0 or -1 (errno). */
+int atomic_file_chmod(struct atomic_file *af, mode_t mode);
+/* fsync and close it: 0, or -1 (errno) with the temporary removed. */
+int atomic_file_seal(struct atomic_file *af);
+/* Give the sealed file name, replacing a file of that name when replace
+ * is set: 0, or -1 (errno). EEXIST (name taken, replace unset) leaves
+ * the temporary for another try; any other failure removes it. */
+int atomic_file_place(struct atomic_file *af, const char *name, int replace);
 /* fsync, close, and give it name (or name-2, name-3, ...); the name used
  * is put in final. 0 or -1 (errno); on failure the temporary is removed. */
 int atomic_file_commit(struct atomic_file *af, const char *name,

@@ -122,7 +122,7 @@ listing() {
 	[ "$(listing out)" = "order 7 {not closed " ]
 }
 
-@test "unwrap: duplicate names get -2, -3 before the extension" {
+@test "unwrap: duplicate names get .1, .2 after the name" {
 	mkdir out
 	{
 		frame one 'File-Name: orders.xml'
@@ -132,28 +132,28 @@ listing() {
 		frame r2 'File-Name: README'
 	} >in.msg
 	msg-unwrap -d out in.msg
-	[ "$(listing out)" = "README README-2 orders-2.xml orders-3.xml orders.xml " ]
+	[ "$(listing out)" = "README README.1 orders.xml orders.xml.1 orders.xml.2 " ]
 	[ "$(cat out/orders.xml)" = one ]
-	[ "$(cat out/orders-2.xml)" = two ]
-	[ "$(cat out/orders-3.xml)" = three ]
-	[ "$(cat out/README-2)" = r2 ]
+	[ "$(cat out/orders.xml.1)" = two ]
+	[ "$(cat out/orders.xml.2)" = three ]
+	[ "$(cat out/README.1)" = r2 ]
 }
 
 @test "unwrap: -d never overwrites an existing file" {
 	mkdir out
 	printf 'OLD' >out/orders.xml
-	printf 'OLD2' >out/orders-2.xml
+	printf 'OLD1' >out/orders.xml.1
 	{ frame new 'File-Name: orders.xml'; frame newer 'File-Name: orders.xml'; } >in.msg
 	msg-unwrap -d out in.msg
 	[ "$(cat out/orders.xml)" = OLD ]
-	[ "$(cat out/orders-2.xml)" = OLD2 ]
-	[ "$(cat out/orders-3.xml)" = new ]
-	[ "$(cat out/orders-4.xml)" = newer ]
+	[ "$(cat out/orders.xml.1)" = OLD1 ]
+	[ "$(cat out/orders.xml.2)" = new ]
+	[ "$(cat out/orders.xml.3)" = newer ]
 	# A second run finds the names taken by the first.
 	msg-unwrap -d out in.msg
-	[ "$(cat out/orders-5.xml)" = new ]
-	[ "$(cat out/orders-6.xml)" = newer ]
-	[ "$(listing out)" = "orders-2.xml orders-3.xml orders-4.xml orders-5.xml orders-6.xml orders.xml " ]
+	[ "$(cat out/orders.xml.4)" = new ]
+	[ "$(cat out/orders.xml.5)" = newer ]
+	[ "$(listing out)" = "orders.xml orders.xml.1 orders.xml.2 orders.xml.3 orders.xml.4 orders.xml.5 " ]
 }
 
 @test "unwrap: -d never writes through a symlink in the directory" {
@@ -163,7 +163,7 @@ listing() {
 	frame evil 'File-Name: link.txt' | msg-unwrap -d out
 	[ "$(cat target)" = precious ]
 	[ -L out/link.txt ]
-	[ "$(cat out/link-2.txt)" = evil ]
+	[ "$(cat out/link.txt.1)" = evil ]
 }
 
 @test "unwrap: unsafe File-Names land as safe names inside the directory" {
@@ -198,14 +198,14 @@ listing() {
 		"1 2 3 4 5 6 7 8 9 10 " ]
 }
 
-@test "unwrap: an unsafe value in a -n template stays inside the directory" {
+@test "unwrap: a -n template that would leave the directory makes the message invalid" {
 	mkdir -p root/top/out
 	cd root
-	frame body 'Customer: ../../pwned' | msg-unwrap -d top/out -n '{Customer}.xml'
-	[ "$(find . ! -path './top/out/*' | sort | tr '\n' ' ')" = ". ./top ./top/out " ]
-	[ "$(ls -A top/out | wc -l)" = 1 ]
-	[ "$(cat top/out/*)" = body ]
-	[ "$(ls -A top/out | grep -c '^\.')" = 0 ]
+	frame body 'Customer: ../../pwned' 'Message-Id: m1' >in.msg
+	run -65 --separate-stderr msg-unwrap -d top/out -n '{Customer}.xml' in.msg
+	[ "$stderr" = "msg-unwrap: in.msg: message 1 (Message-Id m1): the file name '../../pwned.xml' holds '/'" ]
+	[ "$(find . ! -path './top/out/*' | sort | tr '\n' ' ')" = ". ./in.msg ./top ./top/out " ]
+	[ "$(ls -A top/out)" = "" ]
 }
 
 @test "unwrap: -d leaves no temporary files behind" {
@@ -213,7 +213,7 @@ listing() {
 	for i in $(seq 1 50); do frame "body $i" "File-Name: f.txt"; done >in.msg
 	msg-unwrap -d out in.msg
 	[ "$(ls -A out | wc -l)" = 50 ]
-	[ "$(ls -A out | grep -cv '^f\(-[0-9]*\)\?\.txt$')" = 0 ]
+	[ "$(ls -A out | grep -cv '^f\.txt\(\.[0-9]*\)\?$')" = 0 ]
 }
 
 @test "unwrap: -d leaves no temporary file when a frame is cut short" {
@@ -285,7 +285,7 @@ Content-Length: 1" ]
 	[ -z "$output" ]
 	[ "${stderr_lines[0]}" = "msg-unwrap: unknown option '--bogus'" ]
 	[ "${stderr_lines[1]}" = "usage: msg-unwrap [-s separator] [--output channel] [input ...]" ]
-	[ "${#stderr_lines[@]}" = 5 ]
+	[ "${#stderr_lines[@]}" = 6 ]
 }
 
 # ---- -H and -e ----

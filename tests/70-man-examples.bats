@@ -324,15 +324,15 @@ EOF
 }
 
 @test "man: msg-unwrap(1) examples run as pasted" {
-	examples msg-unwrap.1 7
-	quiet 1 2 3 4 5 6 7
+	examples msg-unwrap.1 8
+	quiet 1 2 3 4 5 6 7 8
 	# Each file under its File-Name.
 	cmp work/order1.xml work/out/order1.xml
 	cmp work/order2.xml work/out/order2.xml
 	# The headers of the stream, and the same read from descriptor 3.
 	[ "$(count '^Message-Id: ' out2)" = 2 ]
 	grep -qx 'File-Name: order2.xml' out2
-	cmp out2 out7
+	cmp out2 out8
 	# The bodies one per line.
 	printf 'alice\nbob\n' | same out3
 	# The messages counted by type.
@@ -348,6 +348,14 @@ EOF
 	grep -qx 'File-Name: order2.xml' out6
 	grep -q "^Error: .*Order-Id" out6
 	[ "$(count '^Message-Id: ' out6)" = 1 ]
+	# Two orders in the outbox, each with its marker, mode 0640; the
+	# spool emptied.
+	[ "$(count '^orders-[0-9]{8}-[0-9a-f-]{36}\.xml$' out7)" = 2 ]
+	[ "$(count '^orders-[0-9]{8}-[0-9a-f-]{36}\.xml\.done$' out7)" = 2 ]
+	[ "$(wc -l <out7)" = 4 ]
+	cat work/outbox/acme/*.xml | same <(cat work/order1.xml work/order2.xml)
+	[ "$(stat -c %a work/outbox/acme/* | sort -u)" = 640 ]
+	[ -z "$(ls -A work/outgoing/new)" ]
 }
 
 @test "man: msg-split(1) examples run as pasted" {

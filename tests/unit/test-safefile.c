@@ -130,7 +130,7 @@ static const char *commit(int dirfd, const char *name, const char *data)
 	struct atomic_file af;
 
 	buf_reset(&final);
-	if (atomic_file_open(&af, dirfd) < 0 ||
+	if (atomic_file_open(&af, dirfd, 0666) < 0 ||
 	    atomic_file_write(&af, data, strlen(data)) < 0)
 		return "(write failed)";
 	if (atomic_file_commit(&af, name, &final) < 0)
@@ -204,7 +204,7 @@ static void test_abort_and_errors(void)
 	struct buf final = BUF_INIT;
 	struct stat st;
 
-	CHECK(atomic_file_open(&af, dirfd) == 0);
+	CHECK(atomic_file_open(&af, dirfd, 0666) == 0);
 	CHECK(af.tmpname[0] == '.');	/* hidden from readers of the directory */
 	CHECK(atomic_file_write(&af, "partial", 7) == 0);
 	CHECK(fstatat(dirfd, af.tmpname, &st, 0) == 0 && st.st_size == 7);
@@ -214,7 +214,7 @@ static void test_abort_and_errors(void)
 	CHECK_STR(listing(dirfd), "");
 
 	/* A commit that cannot place the file removes the temporary. */
-	CHECK(atomic_file_open(&af, dirfd) == 0);
+	CHECK(atomic_file_open(&af, dirfd, 0666) == 0);
 	CHECK(atomic_file_write(&af, "x", 1) == 0);
 	errno = 0;
 	CHECK(atomic_file_commit(&af, "no-such-dir/x", &final) == -1);
@@ -222,7 +222,7 @@ static void test_abort_and_errors(void)
 	CHECK_STR(listing(dirfd), "");
 
 	/* An empty file is a file too. */
-	CHECK(atomic_file_open(&af, dirfd) == 0);
+	CHECK(atomic_file_open(&af, dirfd, 0666) == 0);
 	CHECK(atomic_file_commit(&af, "empty", &final) == 0);
 	CHECK_STR(final.ptr, "empty");
 	CHECK(fstatat(dirfd, "empty", &st, 0) == 0 && st.st_size == 0);
