@@ -17,6 +17,7 @@
 
 #include "clock.h"
 #include "dirent-open.h"
+#include "inbox-work.h"
 #include "io.h"
 #include "keyset.h"
 
@@ -30,16 +31,18 @@ struct inbox_entry {
 struct inbox {
 	char *addr;
 	int dirfd;
+	struct inbox_work *work;	/* where files are claimed */
 	struct inbox_options opt;
 	struct inbox_entry *list;
 	size_t n, at;
 	int listed;
 	uint64_t taken;		/* files handed out this run */
-	/* Handed out and not yet deleted (inbox_done). */
+	/* Claimed, handed out and not yet deleted (inbox_done): their
+	 * names in the run's work directory. */
 	char **handed;
 	size_t nhanded;
 	struct keyset *named;	/* entries passed over, said once */
-	struct buf name;
+	struct buf name, claimed;
 	struct headers headers;
 };
 
@@ -163,7 +166,8 @@ static int list_inbox(struct inbox *ib)
 	ib->listed = 1;
 	if (list_dir(ib, "") < 0)
 		return -1;
-	qsort(ib->list, ib->n, sizeof(*ib->list), by_age_then_name);
+	if (ib->n)	/* an empty list may have no array at all */
+		qsort(ib->list, ib->n, sizeof(*ib->list), by_age_then_name);
 	return 0;
 }
 
@@ -185,12 +189,19 @@ struct inbox *inbox_open(const char *addr, const struct inbox_options *opt,
 	}
 	ib = xmalloc(sizeof(*ib));
 	memset(ib, 0, sizeof(*ib));
+	ib->work = inbox_work_open(fd, addr, err);
+	if (!ib->work) {
+		close(fd);
+		free(ib);
+		return NULL;
+	}
 	ib->addr = xstrdup(addr);
 	ib->dirfd = fd;
 	ib->opt = *opt;
 	/* Said once per name for as long as the run lasts. */
 	ib->named = keyset_new(INT64_MAX / 2, 0);
 	buf_init(&ib->name, 0);
+	buf_init(&ib->claimed, 0);
 	headers_init(&ib->headers);
 	return ib;
 }
@@ -211,28 +222,43 @@ static void file_headers(struct inbox *ib, const char *path,
 	headers_set(&ib->headers, "File-Mtime", mtime);
 }
 
-/* Open the entry in hand: INBOX_FILE, INBOX_PASSED, INBOX_NONE when it
- * is gone (another reader took it), or -1. */
+/* The file claimed is not to be read: back where it was. */
+static int give_back(struct inbox *ib, int fd)
+{
+	int saved = errno;
+
+	if (fd >= 0)
+		close(fd);
+	inbox_work_give_back(ib->work, ib->claimed.ptr);
+	errno = saved;
+	return -1;
+}
+
+/* Claim the entry in hand and open it: INBOX_FILE, INBOX_PASSED,
+ * INBOX_NONE when another run took it first, or -1. */
 static int open_entry(struct inbox *ib, const struct inbox_entry *e,
 		      struct inbox_file *f)
 {
 	struct stat st;
 	mode_t mode = 0;
-	int fd = e->kind ? DIRENT_NOT_REGULAR
-			 : dirent_open_regular(ib->dirfd, e->path, &mode);
+	int fd, claimed;
 
-	if (fd == DIRENT_NOT_REGULAR) {
-		f->kind = e->kind ? e->kind : dirent_kind(mode);
+	if (e->kind) {
+		f->kind = e->kind;
 		return INBOX_PASSED;
 	}
-	if (fd < 0)
-		return errno == ENOENT ? INBOX_NONE : -1;
-	if (fstat(fd, &st) < 0) {
-		int saved = errno;
-		close(fd);
-		errno = saved;
-		return -1;
+	claimed = inbox_work_claim(ib->work, e->path, &ib->claimed);
+	if (claimed <= 0)
+		return claimed < 0 ? -1 : INBOX_NONE;
+	fd = dirent_open_regular(inbox_work_fd(ib->work), ib->claimed.ptr, &mode);
+	if (fd == DIRENT_NOT_REGULAR) {
+		/* Swapped for something else since it was listed. */
+		give_back(ib, -1);
+		f->kind = dirent_kind(mode);
+		return INBOX_PASSED;
 	}
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return give_back(ib, fd);
 	file_headers(ib, e->path, &st);
 	f->fd = fd;
 	f->headers = &ib->headers;
@@ -287,7 +313,7 @@ int inbox_next(struct inbox *ib, int wait, struct inbox_file *f)
 			ib->taken++;
 			ib->handed = xrealloc(ib->handed, (ib->nhanded + 1) *
 							  sizeof(*ib->handed));
-			ib->handed[ib->nhanded++] = xstrdup(e->path);
+			ib->handed[ib->nhanded++] = xstrdup(ib->claimed.ptr);
 		}
 		return found;
 	}
@@ -300,22 +326,20 @@ int inbox_done(struct inbox *ib)
 	if (!ib->nhanded)
 		return 0;
 	while (ib->nhanded) {
-		char *path = ib->handed[--ib->nhanded];
-		if (unlinkat(ib->dirfd, path, 0) < 0 && errno != ENOENT)
+		char *claimed = ib->handed[--ib->nhanded];
+		if (inbox_work_delete(ib->work, claimed) < 0)
 			r = -1;
-		free(path);
+		free(claimed);
 	}
-	/* Deletions in subdirectories are not synced: one lost to a crash
-	 * means the file is read again, never that anything is lost. */
-	if (r == 0 && fsync(ib->dirfd) < 0)
-		r = -1;
-	return r;
+	return r < 0 ? -1 : inbox_work_sync(ib->work);
 }
 
 void inbox_release(struct inbox *ib)
 {
 	if (ib->nhanded) {
-		free(ib->handed[--ib->nhanded]);
+		char *claimed = ib->handed[--ib->nhanded];
+		inbox_work_give_back(ib->work, claimed);
+		free(claimed);
 		ib->taken--;
 	}
 }
@@ -325,10 +349,12 @@ void inbox_close(struct inbox *ib)
 	clear_list(ib);
 	free(ib->list);
 	while (ib->nhanded)
-		free(ib->handed[--ib->nhanded]);
+		inbox_release(ib);
 	free(ib->handed);
+	inbox_work_close(ib->work);
 	keyset_free(ib->named);
 	buf_release(&ib->name);
+	buf_release(&ib->claimed);
 	headers_release(&ib->headers);
 	close(ib->dirfd);
 	free(ib->addr);

@@ -10,9 +10,21 @@ export LC_ALL=C
 
 # drop NAME BODY STAMP: a file in the inbox in/ with mtime STAMP.
 drop() {
-	mkdir -p "in/$(dirname "$1")"
+	mkdir -p "in/$(dirname -- "$1")"
 	printf '%s' "$2" >"in/$1"
 	touch -d "$3" "in/$1"
+}
+
+# left: what is left in the inbox in/, one a line, sorted, but for the
+# readers' own in/.msg, where no claim may be left either.
+left() {
+	[ -z "$(ls -A in/.msg/work)" ] || { ls -lA in/.msg/work >&2; return 1; }
+	ls -A in | grep -v -x '\.msg' | sort
+}
+
+# inbox_empty: nothing is left in the inbox in/, nor claimed.
+inbox_empty() {
+	left >remaining && [ ! -s remaining ]
 }
 
 # spooled_one: the dir: output out holds one message.
@@ -45,7 +57,7 @@ b,2
 
 	OUT
 	diff want got
-	[ -z "$(ls -A in)" ]
+	inbox_empty
 }
 
 @test "inbox: oldest mtime first, then name" {
@@ -67,7 +79,7 @@ b,2
 	[ "$status" = 0 ]
 	[ -z "$stderr" ]
 	[ "$(printf '%s\n' "$output" | msg-unwrap)" = done.csv ]
-	ls -A in | sort >left
+	left >left
 	printf '%s\n' .hidden .x.csv x.crdownload x.filepart x.lftp-pget-status \
 		x.part x.partial x.tmp x~ | diff - left
 }
@@ -80,7 +92,8 @@ b,2
 	msg-wrap --once --include '*.csv' --include '*.xml' --exclude 'skip*' \
 		inbox:in | msg-unwrap -H | sed -n 's/^File-Name: //p' | sort >got
 	printf '%s\n' keep.csv keep.xml | diff - got
-	ls -A in | sort | paste -sd ' ' | grep -qx 'other.txt skip.csv'
+	left >remaining
+	paste -sd ' ' remaining | grep -qx 'other.txt skip.csv'
 }
 
 @test "inbox: symlinks, FIFOs and directories are never opened, named once, left where they are" {
@@ -100,7 +113,8 @@ b,2
 	msg-wrap: 'inbox:in/sub' is a directory, not a regular file: left where it is
 	ERR
 	diff want got
-	ls -A in | sort | paste -sd ' ' | grep -qx 'fifo link sub'
+	left >remaining
+	paste -sd ' ' remaining | grep -qx 'fifo link sub'
 	[ "$(cat in/sub/deeper)" = deep ]
 }
 
@@ -152,7 +166,7 @@ b,2
 	# A header value holds no newline: it reads as a space.
 	msg-unwrap -H out | sed -n 's/^File-Name: //p' >names
 	printf '%s\n' 'with space' 'façade-日本' '-rf' 'new line' | diff - names
-	[ -z "$(ls -A in)" ]
+	inbox_empty
 }
 
 @test "inbox: empty files are messages with an empty body" {
@@ -170,7 +184,7 @@ b,2
 	[ "$status" = 0 ]
 	printf '%s\n' "$output" | msg-unwrap -H | sed -n 's/^File-Path: //p' \
 		| paste -sd ' ' | grep -qx 'a.xml a.xml b.xml'
-	[ -z "$(ls -A in)" ]
+	inbox_empty
 }
 
 @test "inbox: a dir: output holds the messages before the files are gone" {
@@ -178,7 +192,7 @@ b,2
 	drop b 'B' '2026-01-01 00:00:02 UTC'
 	msg-wrap --once --output dir:out inbox:in
 	[ "$(ls out/new | wc -l)" = 2 ]
-	[ -z "$(ls -A in)" ]
+	inbox_empty
 	cat out/new/* | msg-unwrap -s ' ' >got
 	[ "$(cat got)" = "A B" ]
 }
@@ -203,4 +217,87 @@ b,2
 	kill -TERM "$pid"
 	wait_until 30 gone "$pid"
 	[ "$(cat out/new/* | msg-unwrap)" = L ]
+}
+
+# ---- claiming ----
+
+@test "inbox: claims of a reader that died are taken back by the next run; a live reader's are not" {
+	mkdir -p in/.msg/work/dead in/.msg/work/live
+	printf 'D' >'in/.msg/work/dead/sub%2Fd%25x'
+	: >in/.msg/work/dead/lock
+	printf 'L' >in/.msg/work/live/l
+	: >in/.msg/work/live/lock
+	# The live reader holds its lock for as long as it runs.
+	spawn flock in/.msg/work/live/lock sleep 600
+	local holder=$spawned
+	wait_until 30 lock_held in/.msg/work/live/lock
+	run --separate-stderr msg-wrap --once --recursive inbox:in
+	[ "$status" = 0 ]
+	[ -z "$stderr" ]
+	printf '%s\n' "$output" | msg-unwrap -H | sed -n 's/^File-Path: //p' >got
+	[ "$(cat got)" = 'sub/d%x' ]
+	[ ! -e in/.msg/work/dead ]
+	[ "$(cat in/.msg/work/live/l)" = L ]
+	[ "$(ls in/.msg/work)" = live ]
+	kill "$holder"
+}
+
+# claimed NAME: a reader holds NAME claimed.
+claimed() {
+	local f
+	for f in in/.msg/work/*/"$1"; do
+		[ -e "$f" ] && return 0
+	done
+	return 1
+}
+
+# lock_held FILE: another process holds an flock on FILE.
+lock_held() {
+	! flock -n "$1" true
+}
+
+@test "inbox: a reader killed while it holds a claim leaves it for the next, which takes it once" {
+	drop big "$(head -c 300000 /dev/zero | tr '\0' x)" '2026-01-01 00:00:01 UTC'
+	drop small 's' '2026-01-01 00:00:02 UTC'
+	mkfifo slow
+	# The reader blocks writing the big file to a FIFO no one empties.
+	exec 4<>slow
+	spawn msg-wrap --once --output slow inbox:in
+	local pid=$spawned
+	wait_until 30 claimed big
+	kill -KILL "$pid"
+	exec 4>&-
+	[ "$(cat in/small)" = s ]
+	msg-wrap --once inbox:in >out
+	msg-unwrap -H out | sed -n 's/^File-Name: //p' | paste -sd ' ' >got
+	[ "$(cat got)" = 'big small' ]
+	inbox_empty
+	[ -z "$(ls -A in/.msg/work)" ]
+}
+
+@test "inbox: overlapping runs, some at the same instant, take each file once" {
+	mkdir in
+	perl -e 'for my $i (1 .. 400) {
+		my $n = sprintf "in/f%04d", $i;
+		open my $f, ">", $n or die "$n: $!"; print $f "b$i"; close $f or die }'
+	local i pids=()
+	for i in 1 2 3 4 5 6; do
+		spawn msg-wrap --once --output dir:out inbox:in
+		pids+=("$spawned")
+	done
+	for i in "${pids[@]}"; do
+		status_of "$i" 120
+		[ "$status" = 0 ]
+	done
+	inbox_empty
+	cat out/new/* | msg-unwrap -H | sed -n 's/^File-Name: //p' | sort >got
+	[ "$(wc -l <got)" = 400 ]
+	[ "$(uniq <got | wc -l)" = 400 ]
+}
+
+# status_of PID SECONDS: wait for PID (at most SECONDS) and set $status.
+status_of() {
+	wait_until "$2" gone "$1" || return 1
+	status=0
+	wait "$1" || status=$?
 }
