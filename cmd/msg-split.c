@@ -17,7 +17,9 @@ static const char usage[] =
 	"                 [-H name=expr] ... [--empty drop|marker|invalid]\n"
 	"                 [--keep-delimiter] [--no-stream] [--ns prefix=uri]\n"
 	"                 [--output channel] [--invalid channel] [--dead-letter channel]\n"
-	"                 [--once] [--stats] [input ...]";
+	"                 [--once] [--stats] [input ...]\n"
+	"       msg-split -r ... [--include glob] [--exclude glob] [--max-files n]\n"
+	"                 [--recursive] inbox:dir ...";
 
 static struct splitter_config cfg = { .group = 1, .empty = EMPTY_MARKER };
 static int mode_set, raw;
@@ -205,7 +207,8 @@ static const char *raw_type(const struct raw_source *rs)
 		       ? "application/json" : "application/xml";
 }
 
-static void split_raw(struct tool *t, int fd, const char *name, const char *file_name)
+static void split_raw(struct tool *t, int fd, const char *name,
+		      const struct headers *file_headers)
 {
 	struct raw_source rs = { fd, xmalloc(IO_CHUNK), 0, 1 };
 	struct body_source src = { raw_next, &rs, 0 };
@@ -227,8 +230,8 @@ static void split_raw(struct tool *t, int fd, const char *name, const char *file
 		src.length = rs.n ? UINT64_MAX : 0;
 	counters[C_IN].n++;
 	message_stamp(&h);
-	if (file_name)
-		headers_set(&h, "File-Name", file_name);
+	if (file_headers)
+		headers_set_all(&h, file_headers);
 	headers_set(&h, "Content-Type", raw_type(&rs));
 	/* written is set by the run: read it only after. */
 	result = splitter_run(splitter, &h, &src, t->out, t->invalid, &written, &err);
@@ -245,7 +248,7 @@ int main(int argc, char **argv)
 		.shortopts = "x:j:ld:g:H:r",
 		.longopts = longopts,
 		.common = TOOL_OPT_OUTPUT | TOOL_OPT_INVALID | TOOL_OPT_DEAD_LETTER |
-			  TOOL_OPT_NS | TOOL_OPT_STATS | TOOL_EXPIRES,
+			  TOOL_OPT_NS | TOOL_OPT_STATS | TOOL_EXPIRES | TOOL_OPT_INBOX,
 		.option = option,
 		.counters = counters,
 	};

@@ -16,7 +16,9 @@
 
 static const char usage[] =
 	"usage: msg-wrap [-l | -e] [-t type] [-H 'name: value'] ... [--output channel]\n"
-	"                [--invalid channel] [--once] [--stats] [file ...]";
+	"                [--invalid channel] [--once] [--stats] [file ...]\n"
+	"       msg-wrap ... [--include glob] [--exclude glob] [--max-files n]\n"
+	"                [--recursive] inbox:dir ...";
 
 enum mode { MODE_FILE, MODE_LINES, MODE_ENVELOPE };
 
@@ -90,17 +92,17 @@ static void finish_headers(struct headers *h, const char *type)
 	}
 }
 
-/* Where the data comes from: a name for diagnostics, and the base name
- * of its file for File-Name (NULL for stdin). */
+/* Where the data comes from: a name for diagnostics, and what the
+ * messages say of its file (File-Name...; NULL for stdin). */
 struct input {
 	const char *name;
-	const char *file_name;
+	const struct headers *file_headers;
 };
 
 static void file_name_header(struct headers *h, const struct input *in)
 {
-	if (in->file_name)
-		headers_set(h, "File-Name", in->file_name);
+	if (in->file_headers)
+		headers_set_all(h, in->file_headers);
 }
 
 /*
@@ -111,7 +113,8 @@ static void file_name_header(struct headers *h, const struct input *in)
 static void plain_headers(struct headers *plain, const struct headers *h)
 {
 	static const char *const kept[] = {
-		"Message-Id", "Timestamp", "File-Name", "Content-Type",
+		"Message-Id", "Timestamp", "File-Name", "File-Path",
+		"File-Size", "File-Mtime", "Content-Type",
 	};
 
 	headers_reset(plain);
@@ -178,7 +181,9 @@ static void copy_body(struct raw_input *ri, struct frame_writer *fw)
  * name, for stdin), the body does. */
 static const char *whole_type(struct raw_input *ri, const struct input *in)
 {
-	const char *type = in->file_name ? mimetypes_by_name(in->file_name) : NULL;
+	const char *file = in->file_headers ? headers_get(in->file_headers, "File-Name")
+					    : NULL;
+	const char *type = file ? mimetypes_by_name(file) : NULL;
 
 	return type ? type : raw_input_type(ri);
 }
@@ -309,9 +314,10 @@ static void wrap_envelope(struct tool *t, const char *p, size_t n,
 	     p, n);
 }
 
-static void wrap_input(struct tool *t, int fd, const char *name, const char *file_name)
+static void wrap_input(struct tool *t, int fd, const char *name,
+		       const struct headers *file_headers)
 {
-	struct input in = { name, file_name };
+	struct input in = { name, file_headers };
 
 	switch (opt.mode) {
 	case MODE_FILE:
@@ -332,7 +338,8 @@ int main(int argc, char **argv)
 		.usage = usage,
 		.shortopts = "leH:t:",
 		.longopts = longopts,
-		.common = TOOL_OPT_OUTPUT | TOOL_OPT_INVALID | TOOL_OPT_STATS,
+		.common = TOOL_OPT_OUTPUT | TOOL_OPT_INVALID | TOOL_OPT_STATS |
+			  TOOL_OPT_INBOX,
 		.option = option,
 		.counters = counters,
 	};

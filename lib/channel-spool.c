@@ -90,6 +90,7 @@ struct spool_in {
 	char *addr;
 	struct spool_entry e;
 	struct buf name;	/* of the entry in hand, for diagnostics */
+	struct headers file_headers;	/* its File-Name */
 };
 
 static int spool_next(struct channel_in *in, int wait,
@@ -108,7 +109,8 @@ static int spool_next(struct channel_in *in, int wait,
 		buf_addf(&si->name, "%s/cur/%s", si->addr, si->e.name.ptr);
 		src->fd = si->e.fd;
 		src->name = si->name.ptr;
-		src->file_name = si->e.name.ptr;
+		headers_set(&si->file_headers, "File-Name", si->e.name.ptr);
+		src->file_headers = &si->file_headers;
 		src->whole = 1;
 		return CHANNEL_MESSAGE;
 	}
@@ -147,6 +149,7 @@ static void spool_in_close(struct channel_in *in)
 	spool_close(si->sp);
 	spool_entry_release(&si->e);
 	buf_release(&si->name);
+	headers_release(&si->file_headers);
 	free(si->addr);
 	free(si);
 }
@@ -178,5 +181,6 @@ struct channel_in *channel_spool_in(const char *addr, struct buf *err)
 	si->addr = xstrdup(addr);
 	si->e = (struct spool_entry)SPOOL_ENTRY_INIT;
 	buf_init(&si->name, 0);
+	headers_init(&si->file_headers);
 	return &si->base;
 }

@@ -77,7 +77,8 @@ struct stream_in {
 	struct channel_in base;
 	int fd;
 	int handed;		/* its one source is out */
-	char *name, *file_name;
+	char *name;
+	struct headers file_headers;	/* File-Name of a raw file */
 };
 
 static int stream_next(struct channel_in *in, int wait,
@@ -92,7 +93,8 @@ static int stream_next(struct channel_in *in, int wait,
 	memset(src, 0, sizeof(*src));
 	src->fd = si->fd;
 	src->name = si->name;
-	src->file_name = si->file_name;
+	src->file_headers = headers_count(&si->file_headers) ? &si->file_headers
+							      : NULL;
 	return CHANNEL_MESSAGE;
 }
 
@@ -116,7 +118,7 @@ static void stream_in_close(struct channel_in *in)
 	if (si->fd != STDIN_FILENO)
 		close(si->fd);
 	free(si->name);
-	free(si->file_name);
+	headers_release(&si->file_headers);
 	free(si);
 }
 
@@ -137,6 +139,8 @@ struct channel_in *channel_stream_in(int fd, const char *name,
 	si->fd = fd;
 	si->handed = 0;
 	si->name = xstrdup(name);
-	si->file_name = file_name ? xstrdup(file_name) : NULL;
+	headers_init(&si->file_headers);
+	if (file_name)
+		headers_set(&si->file_headers, "File-Name", file_name);
 	return &si->base;
 }

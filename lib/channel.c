@@ -1,6 +1,7 @@
 /* channel: parsing and opening channel addresses. */
 #include "channel.h"
 
+#include "inbox.h"
 #include "spool.h"
 
 #include <errno.h>
@@ -180,6 +181,14 @@ struct channel_in *channel_in_open(const char *addr, int raw, struct buf *err)
 
 	if (!strncmp(addr, "dir:", 4))
 		return channel_spool_in(addr, err);
+	if (!strncmp(addr, "inbox:", 6)) {
+		/* Its files are raw data (msg-wrap, msg-split -r). */
+		if (raw)
+			return channel_inbox_in(addr, &(struct inbox_options){ 0 }, err);
+		buf_addf(err, "cannot read '%s': an inbox holds raw data, not "
+			 "messages", addr);
+		return NULL;
+	}
 	if (!strcmp(addr, "-") && raw)
 		return channel_stream_in(STDIN_FILENO, "stdin", NULL);
 	if (raw)

@@ -12,6 +12,7 @@
 
 #include "buf.h"
 #include "frame.h"
+#include "header.h"
 
 enum channel_kind {
 	CHANNEL_STDIO,
@@ -121,17 +122,21 @@ enum channel_found {
 	CHANNEL_MESSAGE,	/* a source, open for reading */
 	CHANNEL_SET_ASIDE,	/* not a message: moved away unopened */
 	CHANNEL_SKIPPED,	/* not readable: left where it is */
+	CHANNEL_PASSED,		/* not a message, named once and left where
+				 * it is: no fault of the run (an inbox) */
 };
 
 struct channel_source {
 	int fd;
 	const char *name;	/* for diagnostics: "stdin", "dir:D/cur/N" */
-	const char *file_name;	/* for a File-Name header, or NULL */
+	/* What a raw source's messages say of its file (File-Name, and
+	 * more for an inbox), or NULL (stdin, a FIFO, fd:N). */
+	const struct headers *file_headers;
 	/* It holds all of its message (a spool file): it is read to its end
 	 * even when the tool is asked to stop, and a framing fault is the
 	 * fault of this one message. */
 	int whole;
-	/* CHANNEL_SET_ASIDE and CHANNEL_SKIPPED, about the entry in name */
+	/* CHANNEL_SET_ASIDE, _SKIPPED and _PASSED, about the entry in name */
 	const char *kind;	/* what it is, "a directory", or NULL */
 	const char *where;	/* SET_ASIDE: where it went */
 	const char *action;	/* SKIPPED: what failed: "read", "claim"... */
@@ -163,5 +168,10 @@ struct channel_in *channel_in_open(const char *addr, int raw, struct buf *err);
 struct channel_in *channel_stream_in(int fd, const char *name,
 				     const char *file_name);
 struct channel_in *channel_spool_in(const char *addr, struct buf *err);
+/* An inbox:DIR (inbox.h), its files chosen as opt says. */
+struct inbox_options;
+struct channel_in *channel_inbox_in(const char *addr,
+				    const struct inbox_options *opt,
+				    struct buf *err);
 
 #endif

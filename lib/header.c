@@ -256,6 +256,16 @@ int headers_set_u64(struct headers *h, const char *name, unsigned long long v)
 	return headers_setn(h, name, tmp + i, sizeof(tmp) - i);
 }
 
+void headers_set_all(struct headers *dst, const struct headers *src)
+{
+	for (size_t i = 0; i < headers_count(src); i++) {
+		size_t vl;
+		const char *v = headers_value(src, i, &vl);
+
+		headers_setn(dst, headers_name(src, i, NULL), v, vl);
+	}
+}
+
 size_t headers_remove(struct headers *h, const char *name)
 {
 	size_t nlen = strlen(name), removed = 0;

@@ -59,6 +59,8 @@ int headers_setn(struct headers *h, const char *name, const char *value,
 int headers_set(struct headers *h, const char *name, const char *value);
 int headers_set_u64(struct headers *h, const char *name,
 		    unsigned long long v);
+/* headers_set each header of src in dst, in order. */
+void headers_set_all(struct headers *dst, const struct headers *src);
 /* Remove every header called name; returns how many were removed. */
 size_t headers_remove(struct headers *h, const char *name);
 /* Parse "Name: value" (as given to -H) and add it; -1 if malformed. */

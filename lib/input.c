@@ -210,6 +210,12 @@ void input_report_entry(struct input *in, struct channel_in *ch,
 			 const char *addr, int found,
 			 const struct channel_source *src)
 {
+	if (found == CHANNEL_PASSED) {
+		warnx_msg("'%s' is %s, not a regular file: left where it is",
+			  src->name, src->kind);
+		in->passed_over++;
+		return;
+	}
 	if (src->kind)
 		warnx_msg("'%s' is %s, not a regular file", src->name, src->kind);
 	if (found == CHANNEL_SET_ASIDE) {
@@ -237,10 +243,19 @@ static int read_source(struct input *in, const struct channel_source *src,
 	if (!h) {
 		/* A raw source is read whole, stop request or not. */
 		in->batch_messages++;
-		in->ops->raw(in->ctx, src->fd, src->name, src->file_name);
+		in->ops->raw(in->ctx, src->fd, src->name, src->file_headers);
 		return 1;
 	}
 	return input_frames_of(in, src, h);
+}
+
+/* An inbox takes the files the tool's options say. */
+static struct channel_in *open_operand(struct input *in, const char *addr,
+				       int raw, struct buf *err)
+{
+	if (in->inbox && raw && !strncmp(addr, "inbox:", 6))
+		return channel_inbox_in(addr, in->inbox, err);
+	return channel_in_open(addr, raw, err);
 }
 
 /*
@@ -257,7 +272,7 @@ static void each_source(struct input *in, const char *addr, struct headers *h)
 {
 	struct buf err = BUF_INIT;
 	struct channel_source src;
-	struct channel_in *ch = channel_in_open(addr, !h, &err);
+	struct channel_in *ch = open_operand(in, addr, !h, &err);
 	size_t held = 0;
 	int found;
 

@@ -17,14 +17,17 @@
 #include "header.h"
 
 struct channel_in;
+struct inbox_options;
 
 struct input_ops {
 	/* The frame in hand, its header block in h: 0, or -1 after a
 	 * reader fault (the tool ends with the reader's diagnostic). */
 	int (*frame)(void *ctx, struct frame_reader *fr, struct headers *h);
 	/* One raw input: fd open for reading, name for diagnostics,
-	 * file_name for a File-Name header (NULL for stdin). */
-	void (*raw)(void *ctx, int fd, const char *name, const char *file_name);
+	 * file_headers what its messages say of its file (File-Name...),
+	 * or NULL (stdin). */
+	void (*raw)(void *ctx, int fd, const char *name,
+		    const struct headers *file_headers);
 	/* A file that holds one message whole but is not well framed
 	 * (reason says how): 1 when it was diverted whole, 0 when there is
 	 * nowhere to divert it, so that it is refused. */
@@ -40,6 +43,8 @@ struct input {
 	const struct input_ops *ops;
 	void *ctx;
 	int once;		/* stop when a spool is empty (--once) */
+	/* What an inbox:DIR operand takes (--include...), or NULL. */
+	const struct inbox_options *inbox;
 	/* The channel whose source is being read, and the source's name
 	 * for diagnostics. */
 	struct channel_in *current;
@@ -50,6 +55,9 @@ struct input {
 	unsigned long batch_messages;
 	/* For the exit status: files set aside, entries left where they were. */
 	unsigned long set_aside, left_in_spool;
+	/* Entries that are not messages, named and left alone (an inbox's
+	 * symbolic links, FIFOs, directories): no fault of the run. */
+	unsigned long passed_over;
 };
 
 /*

@@ -1,6 +1,7 @@
 /*
  * tool-args: option arguments every tool reads the same way, each
- * refused with a usage error that names the option and what it takes.
+ * refused with a usage error that names the option and what it takes,
+ * and the options of the tools whose raw inputs may be inboxes.
  */
 #include "tool.h"
 
@@ -55,4 +56,46 @@ int tool_arg_choice(struct tool *t, const char *what, const char *arg,
 		buf_addf(&choices, "%s%s", i == 0 ? "" : words[i + 1] ? ", " : " or ",
 			 words[i]);
 	tool_usage_error(t, "%s takes %s, not '%s'", what, choices.ptr, arg);
+}
+
+enum {
+	LONG_INCLUDE = 0x1100,
+	LONG_EXCLUDE,
+	LONG_MAX_FILES,
+	LONG_RECURSIVE,
+};
+
+const struct option tool_inbox_options[] = {
+	{ "include", required_argument, NULL, LONG_INCLUDE },
+	{ "exclude", required_argument, NULL, LONG_EXCLUDE },
+	{ "max-files", required_argument, NULL, LONG_MAX_FILES },
+	{ "recursive", no_argument, NULL, LONG_RECURSIVE },
+	{ NULL, 0, NULL, 0 },
+};
+
+static void add_glob(const char ***globs, size_t *n, const char *arg)
+{
+	*globs = xrealloc(*globs, (*n + 1) * sizeof(**globs));
+	(*globs)[(*n)++] = arg;
+}
+
+int tool_inbox_option(struct tool *t, int opt, const char *arg)
+{
+	struct inbox_options *o = &t->inbox;
+
+	switch (opt) {
+	case LONG_INCLUDE:
+		add_glob(&o->include, &o->ninclude, arg);
+		return 1;
+	case LONG_EXCLUDE:
+		add_glob(&o->exclude, &o->nexclude, arg);
+		return 1;
+	case LONG_MAX_FILES:
+		o->max_files = tool_arg_count(t, "--max-files", arg);
+		return 1;
+	case LONG_RECURSIVE:
+		o->recursive = 1;
+		return 1;
+	}
+	return 0;
 }

@@ -96,14 +96,18 @@ void tool_usage_error(struct tool *t, const char *fmt, ...)
 
 static struct option *merge_options(const struct tool *t)
 {
-	size_t own = 0, n = 0;
+	size_t own = 0, inbox = 0, n = 0;
 	struct option *all;
 
 	while (t->longopts && t->longopts[own].name)
 		own++;
-	all = xmalloc((own + NCOMMON + 1) * sizeof(*all));
+	while (tool_inbox_options[inbox].name)
+		inbox++;
+	all = xmalloc((own + inbox + NCOMMON + 1) * sizeof(*all));
 	for (size_t i = 0; i < own; i++)
 		all[n++] = t->longopts[i];
+	for (size_t i = 0; (t->common & TOOL_OPT_INBOX) && i < inbox; i++)
+		all[n++] = tool_inbox_options[i];
 	for (size_t i = 0; i < NCOMMON; i++)
 		if (!common_options[i].flag || (t->common & common_options[i].flag))
 			all[n++] = common_options[i].opt;
@@ -172,6 +176,9 @@ int tool_parse(struct tool *t, int argc, char **argv)
 		}
 		if (c >= LONG_OUTPUT && c <= LONG_VERSION)
 			handle_common(t, c, optarg);
+		else if ((t->common & TOOL_OPT_INBOX) &&
+			 tool_inbox_option(t, c, optarg))
+			;
 		else if (!t->option || t->option(t, c, optarg) < 0)
 			tool_usage_error(t, "bad option '%s'", argv[optind - 1]);
 	}
@@ -532,11 +539,12 @@ static int call_frame(void *ctx, struct frame_reader *fr, struct headers *h)
 	return r;
 }
 
-static void call_raw(void *ctx, int fd, const char *name, const char *file_name)
+static void call_raw(void *ctx, int fd, const char *name,
+		     const struct headers *file_headers)
 {
 	struct tool_call *c = ctx;
 
-	c->raw(c->t, fd, name, file_name);
+	c->raw(c->t, fd, name, file_headers);
 }
 
 static int call_divert_file(void *ctx, int fd, const char *name,
@@ -587,6 +595,8 @@ void tool_each_raw(struct tool *t, int nargs, char **args, tool_raw_fn fn)
 	struct tool_call c = { t, NULL, fn };
 
 	inputs.once = t->once;
+	if (t->common & TOOL_OPT_INBOX)
+		inputs.inbox = &t->inbox;
 	input_each_raw(&inputs, input_ops_of(t), &c, nargs, args);
 }
 
@@ -643,6 +653,9 @@ void tool_finish(struct tool *t)
 	}
 	free(t->ns);
 	t->ns = NULL;
+	free(t->inbox.include);
+	free(t->inbox.exclude);
+	t->inbox = (struct inbox_options){ 0 };
 	while (npoll_calls)
 		free(poll_calls[--npoll_calls]);
 	free(poll_calls);

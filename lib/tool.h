@@ -15,6 +15,7 @@
 #include "buf.h"
 #include "frame.h"
 #include "header.h"
+#include "inbox.h"
 
 #define MSGTOOLS_VERSION "0.1.0"
 
@@ -29,6 +30,9 @@ enum {
 	/* Not an option: tool_each_frame keeps expired messages from the
 	 * tool (msg-format(5), Expires), diverting them to --dead-letter. */
 	TOOL_EXPIRES = 1 << 6,
+	/* Raw inputs that may be inbox:DIR: --include, --exclude,
+	 * --max-files, --recursive (tool_inbox_options). */
+	TOOL_OPT_INBOX = 1 << 7,
 };
 
 struct tool_counter {
@@ -78,6 +82,7 @@ struct tool {
 	size_t nns;
 	int stats;
 	int once;
+	struct inbox_options inbox;	/* with TOOL_OPT_INBOX */
 	struct frame_writer *out;
 	struct frame_writer *invalid;
 	struct frame_writer *dead_letter;	/* with TOOL_EXPIRES */
@@ -126,7 +131,7 @@ void tool_each_frame(struct tool *t, int nargs, char **args, tool_frame_fn fn);
  * opened, or is a directory, ends the tool with exit 66.
  */
 typedef void (*tool_raw_fn)(struct tool *t, int fd, const char *name,
-			    const char *file_name);
+			    const struct headers *file_headers);
 void tool_each_raw(struct tool *t, int nargs, char **args, tool_raw_fn fn);
 
 /*
@@ -229,6 +234,11 @@ int64_t tool_arg_duration(struct tool *t, const char *what, const char *arg);
 uint64_t tool_arg_size(struct tool *t, const char *what, const char *arg);
 int tool_arg_choice(struct tool *t, const char *what, const char *arg,
 		    const char *const *words);
+
+/* The options of TOOL_OPT_INBOX (tool-args.c), and their handler: 1 when
+ * opt was one of them, else 0. */
+extern const struct option tool_inbox_options[];
+int tool_inbox_option(struct tool *t, int opt, const char *arg);
 
 /* Flush and close every output, print --stats; exits 74 on a write error. */
 void tool_finish(struct tool *t);

@@ -286,8 +286,8 @@ EOF
 }
 
 @test "man: msg-wrap(1) examples run as pasted" {
-	examples msg-wrap.1 7
-	quiet 1 2 3 4 5 6 7
+	examples msg-wrap.1 8
+	quiet 1 2 3 4 5 6 7 8
 	# The headers of the two messages.
 	[ "$(count '^Message-Id: ' out1)" = 2 ]
 	grep -qx 'File-Name: order1.xml' out1
@@ -321,6 +321,14 @@ EOF
 	printf ok | same <(msg-unwrap work/good.msg)
 	grep -qx 'File-Name: in.jsonl' out7
 	grep -q '^Error: .*bdy' out7
+	# The partner's CSV file picked up, with its File- headers, and gone
+	# from the inbox; the upload under way left there.
+	[ "$(count '^Message-Id: ' out8)" = 1 ]
+	grep -qx 'File-Name: orders-7.csv' out8
+	grep -qx 'File-Size: 11' out8
+	grep -qx 'Content-Type: text/csv' out8
+	[ "$(tail -n 1 out8)" = orders-8.csv.part ]
+	[ "$(wc -l <out8)" = 10 ]
 }
 
 @test "man: msg-unwrap(1) examples run as pasted" {

@@ -1,0 +1,66 @@
+/*
+ * inbox: a plain directory that partners write files into (inbox:DIR),
+ * read as raw inputs: which files are taken (--include, --exclude and
+ * the names uploads use while they are written), in which order (oldest
+ * mtime first, then name), how many per run, and each file deleted once
+ * the messages made from it are out. Entries that are not regular files
+ * are never opened: they are named once and left where they are.
+ */
+#ifndef MSG_INBOX_H
+#define MSG_INBOX_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "buf.h"
+#include "header.h"
+
+/* What the options of msg-wrap and msg-split -r ask of an inbox. */
+struct inbox_options {
+	const char **include, **exclude;	/* fnmatch(3) globs on the name */
+	size_t ninclude, nexclude;
+	uint64_t max_files;	/* files taken per run; 0: no limit */
+	int recursive;		/* files in subdirectories too */
+};
+
+enum inbox_found {
+	INBOX_NONE,		/* nothing (more) this run */
+	INBOX_FILE,		/* a file, open for reading */
+	INBOX_PASSED,		/* not a regular file: left where it is */
+};
+
+/* The entry in hand, valid until the next inbox_next. */
+struct inbox_file {
+	int fd;			/* INBOX_FILE: open for reading */
+	const char *path;	/* relative to the inbox directory */
+	const char *name;	/* for diagnostics: "inbox:DIR/PATH" */
+	/* INBOX_FILE: File-Name, File-Path, File-Size and File-Mtime. */
+	const struct headers *headers;
+	const char *kind;	/* INBOX_PASSED: "a symbolic link"... */
+};
+
+struct inbox;
+
+/* Open the directory of addr ("inbox:DIR"): NULL with the reason in err. */
+struct inbox *inbox_open(const char *addr, const struct inbox_options *opt,
+			 struct buf *err);
+/*
+ * The next file to take, oldest first. The directory is listed when the
+ * inbox is opened; once what was listed is handed out, nothing more is
+ * found, unless wait is set: it is listed again, every second until
+ * something is there or a stop is requested. An entry that is not a
+ * regular file is passed over once per name. Returns what it found, or
+ * -1 with errno when the directory cannot be read.
+ */
+int inbox_next(struct inbox *ib, int wait, struct inbox_file *f);
+/* The files handed out so far are finished with, the messages made from
+ * them durable: each is deleted, the directory synced. 0 or -1. */
+int inbox_done(struct inbox *ib);
+/* The file in hand is given back, for the next run. */
+void inbox_release(struct inbox *ib);
+void inbox_close(struct inbox *ib);
+
+/* Does name pass --include, --exclude and the default ignores? 1 or 0. */
+int inbox_name_selected(const struct inbox_options *opt, const char *name);
+
+#endif

@@ -1,0 +1,303 @@
+#!/usr/bin/env bats
+# inbox:DIR, a plain directory that partners write files into, read as
+# raw inputs by msg-wrap and msg-split -r: which files are taken, in
+# which order, with which headers, and what is left behind.
+
+load test_helper
+bats_require_minimum_version 1.5.0
+
+export LC_ALL=C
+
+# drop NAME BODY STAMP: a file in the inbox in/ with mtime STAMP.
+drop() {
+	mkdir -p "in/$(dirname -- "$1")"
+	printf '%s' "$2" >"in/$1"
+	touch -d "$3" "in/$1"
+}
+
+# left: what is left in the inbox in/, one a line, sorted, but for the
+# readers' own in/.msg, where no claim may be left either.
+left() {
+	[ -z "$(ls -A in/.msg/work)" ] || { ls -lA in/.msg/work >&2; return 1; }
+	ls -A in | grep -v -x '\.msg' | sort
+}
+
+# inbox_empty: nothing is left in the inbox in/, nor claimed.
+inbox_empty() {
+	left >remaining && [ ! -s remaining ]
+}
+
+# spooled_one: the dir: output out holds one message.
+spooled_one() {
+	[ "$(ls out/new 2>/dev/null | wc -l)" = 1 ]
+}
+
+# gone PID: the process has ended.
+gone() {
+	! kill -0 "$1" 2>/dev/null
+}
+
+@test "inbox: each file one message with File-Name, File-Path, File-Size, File-Mtime; the file deleted" {
+	drop orders.csv 'a,1
+b,2
+' '2026-03-01 10:00:00.250 UTC'
+	msg-wrap --once inbox:in >out 2>err
+	[ ! -s err ]
+	stable_headers <out >got
+	cat >want <<-'OUT'
+	File-Name: orders.csv
+	File-Path: orders.csv
+	File-Size: 8
+	File-Mtime: 2026-03-01T10:00:00.250Z
+	Content-Type: text/csv
+	Content-Length: 8
+
+	a,1
+	b,2
+
+	OUT
+	diff want got
+	inbox_empty
+}
+
+@test "inbox: oldest mtime first, then name" {
+	drop c 'C' '2026-01-01 00:00:01 UTC'
+	drop b 'B' '2026-01-01 00:00:02 UTC'
+	drop a 'A' '2026-01-01 00:00:02 UTC'
+	drop d 'D' '2026-01-01 00:00:00 UTC'
+	msg-wrap --once inbox:in | msg-unwrap -s ' ' >got
+	[ "$(cat got)" = "D C A B" ]
+}
+
+@test "inbox: names that uploads write under, and hidden ones, are left alone" {
+	local n
+	for n in x.tmp x.part x.filepart x.partial x.crdownload x.lftp-pget-status \
+		x~ .hidden .x.csv done.csv; do
+		drop "$n" "$n" '2026-01-01 UTC'
+	done
+	run --separate-stderr msg-wrap --once inbox:in
+	[ "$status" = 0 ]
+	[ -z "$stderr" ]
+	[ "$(printf '%s\n' "$output" | msg-unwrap)" = done.csv ]
+	left >left
+	printf '%s\n' .hidden .x.csv x.crdownload x.filepart x.lftp-pget-status \
+		x.part x.partial x.tmp x~ | diff - left
+}
+
+@test "inbox: --include narrows to the names it matches, --exclude leaves out what it matches" {
+	local n
+	for n in keep.csv keep.xml skip.csv other.txt; do
+		drop "$n" "$n" '2026-01-01 UTC'
+	done
+	msg-wrap --once --include '*.csv' --include '*.xml' --exclude 'skip*' \
+		inbox:in | msg-unwrap -H | sed -n 's/^File-Name: //p' | sort >got
+	printf '%s\n' keep.csv keep.xml | diff - got
+	left >remaining
+	paste -sd ' ' remaining | grep -qx 'other.txt skip.csv'
+}
+
+@test "inbox: symlinks, FIFOs and directories are never opened, named once, left where they are" {
+	drop good 'ok' '2026-01-01 UTC'
+	ln -s /etc/passwd in/link
+	mkfifo in/fifo
+	mkdir in/sub
+	drop sub/deeper 'deep' '2026-01-01 UTC'
+	# A FIFO opened for reading would wait for a writer for ever.
+	run --separate-stderr timeout -k 5 30 msg-wrap --once inbox:in
+	[ "$status" = 0 ]
+	[ "$(printf '%s\n' "$output" | msg-unwrap)" = ok ]
+	printf '%s\n' "$stderr" | sort >got
+	cat >want <<-'ERR'
+	msg-wrap: 'inbox:in/fifo' is a FIFO, not a regular file: left where it is
+	msg-wrap: 'inbox:in/link' is a symbolic link, not a regular file: left where it is
+	msg-wrap: 'inbox:in/sub' is a directory, not a regular file: left where it is
+	ERR
+	diff want got
+	left >remaining
+	paste -sd ' ' remaining | grep -qx 'fifo link sub'
+	[ "$(cat in/sub/deeper)" = deep ]
+}
+
+@test "inbox: --recursive takes files of subdirectories, File-Path relative to the inbox" {
+	drop top 'T' '2026-01-01 00:00:00 UTC'
+	drop a/mid 'M' '2026-01-01 00:00:01 UTC'
+	drop a/b/low 'L' '2026-01-01 00:00:02 UTC'
+	drop .hidden/no 'N' '2026-01-01 00:00:03 UTC'
+	run --separate-stderr msg-wrap --once --recursive inbox:in
+	[ "$status" = 0 ]
+	[ -z "$stderr" ]
+	printf '%s\n' "$output" | msg-unwrap -H | grep -E '^File-(Name|Path)' >got
+	cat >want <<-'OUT'
+	File-Name: top
+	File-Path: top
+	File-Name: mid
+	File-Path: a/mid
+	File-Name: low
+	File-Path: a/b/low
+	OUT
+	diff want got
+	[ -z "$(find in -type f ! -path 'in/.hidden/*')" ]
+	[ "$(cat in/.hidden/no)" = N ]
+}
+
+@test "inbox: --max-files N takes the N oldest, the rest for the next run" {
+	local i
+	for i in 1 2 3 4 5; do
+		drop "f$i" "$i" "2026-01-01 00:00:0$i UTC"
+	done
+	msg-wrap --once --max-files 2 inbox:in | msg-unwrap -s ' ' >got
+	[ "$(cat got)" = "1 2" ]
+	ls in | paste -sd ' ' | grep -qx 'f3 f4 f5'
+	msg-wrap --once --max-files 2 inbox:in | msg-unwrap -s ' ' >got
+	[ "$(cat got)" = "3 4" ]
+	run -64 --separate-stderr msg-wrap --once --max-files 0 inbox:in
+	[ "${stderr%%$'\n'*}" = "msg-wrap: --max-files takes a positive number, not '0'" ]
+	[ "$(cat in/f5)" = 5 ]
+}
+
+@test "inbox: names with spaces, UTF-8, a leading '-' and a newline" {
+	drop 'with space' 1 '2026-01-01 00:00:01 UTC'
+	drop 'façade-日本' 2 '2026-01-01 00:00:02 UTC'
+	drop '-rf' 3 '2026-01-01 00:00:03 UTC'
+	drop $'new\nline' 4 '2026-01-01 00:00:04 UTC'
+	msg-wrap --once inbox:in >out
+	msg-unwrap -s ' ' out >got
+	[ "$(cat got)" = "1 2 3 4" ]
+	# A header value holds no newline: it reads as a space.
+	msg-unwrap -H out | sed -n 's/^File-Name: //p' >names
+	printf '%s\n' 'with space' 'façade-日本' '-rf' 'new line' | diff - names
+	inbox_empty
+}
+
+@test "inbox: empty files are messages with an empty body" {
+	drop empty '' '2026-01-01 UTC'
+	msg-wrap --once inbox:in | stable_headers >got
+	printf '%s\n' 'File-Name: empty' 'File-Path: empty' 'File-Size: 0' \
+		'File-Mtime: 2026-01-01T00:00:00.000Z' 'Content-Type: text/plain' \
+		'Content-Length: 0' '' '' | diff - got
+}
+
+@test "inbox: msg-split -r splits each file, every part with its file's headers" {
+	drop a.xml '<o><i>1</i><i>2</i></o>' '2026-01-01 00:00:01 UTC'
+	drop b.xml '<o><i>3</i></o>' '2026-01-01 00:00:02 UTC'
+	run --separate-stderr msg-split -r -x //i --once inbox:in
+	[ "$status" = 0 ]
+	printf '%s\n' "$output" | msg-unwrap -H | sed -n 's/^File-Path: //p' \
+		| paste -sd ' ' | grep -qx 'a.xml a.xml b.xml'
+	inbox_empty
+}
+
+@test "inbox: a dir: output holds the messages before the files are gone" {
+	drop a 'A' '2026-01-01 00:00:01 UTC'
+	drop b 'B' '2026-01-01 00:00:02 UTC'
+	msg-wrap --once --output dir:out inbox:in
+	[ "$(ls out/new | wc -l)" = 2 ]
+	inbox_empty
+	cat out/new/* | msg-unwrap -s ' ' >got
+	[ "$(cat got)" = "A B" ]
+}
+
+@test "inbox: an inbox that is missing ends the tool (66); frame readers refuse one" {
+	run -66 --separate-stderr msg-wrap --once inbox:nowhere
+	[ "$stderr" = "msg-wrap: cannot open 'inbox:nowhere': No such file or directory" ]
+	mkdir in
+	run -66 --separate-stderr msg-unwrap --once inbox:in
+	[ "$stderr" = "msg-unwrap: cannot read 'inbox:in': an inbox holds raw data, not messages" ]
+}
+
+@test "inbox: without --once the reader waits for files and ends on SIGTERM" {
+	mkdir in
+	spawn msg-wrap --output dir:out inbox:in
+	local pid=$spawned
+	# Written under an upload name, then renamed: whole when seen.
+	drop late.part 'L' '2026-01-01 UTC'
+	mv in/late.part in/late
+	wait_until 30 spooled_one
+	wait_until 30 test ! -e in/late
+	kill -TERM "$pid"
+	wait_until 30 gone "$pid"
+	[ "$(cat out/new/* | msg-unwrap)" = L ]
+}
+
+# ---- claiming ----
+
+@test "inbox: claims of a reader that died are taken back by the next run; a live reader's are not" {
+	mkdir -p in/.msg/work/dead in/.msg/work/live
+	printf 'D' >'in/.msg/work/dead/sub%2Fd%25x'
+	: >in/.msg/work/dead/lock
+	printf 'L' >in/.msg/work/live/l
+	: >in/.msg/work/live/lock
+	# The live reader holds its lock for as long as it runs.
+	spawn flock in/.msg/work/live/lock sleep 600
+	local holder=$spawned
+	wait_until 30 lock_held in/.msg/work/live/lock
+	run --separate-stderr msg-wrap --once --recursive inbox:in
+	[ "$status" = 0 ]
+	[ -z "$stderr" ]
+	printf '%s\n' "$output" | msg-unwrap -H | sed -n 's/^File-Path: //p' >got
+	[ "$(cat got)" = 'sub/d%x' ]
+	[ ! -e in/.msg/work/dead ]
+	[ "$(cat in/.msg/work/live/l)" = L ]
+	[ "$(ls in/.msg/work)" = live ]
+	kill "$holder"
+}
+
+# claimed NAME: a reader holds NAME claimed.
+claimed() {
+	local f
+	for f in in/.msg/work/*/"$1"; do
+		[ -e "$f" ] && return 0
+	done
+	return 1
+}
+
+# lock_held FILE: another process holds an flock on FILE.
+lock_held() {
+	! flock -n "$1" true
+}
+
+@test "inbox: a reader killed while it holds a claim leaves it for the next, which takes it once" {
+	drop big "$(head -c 300000 /dev/zero | tr '\0' x)" '2026-01-01 00:00:01 UTC'
+	drop small 's' '2026-01-01 00:00:02 UTC'
+	mkfifo slow
+	# The reader blocks writing the big file to a FIFO no one empties.
+	exec 4<>slow
+	spawn msg-wrap --once --output slow inbox:in
+	local pid=$spawned
+	wait_until 30 claimed big
+	kill -KILL "$pid"
+	exec 4>&-
+	[ "$(cat in/small)" = s ]
+	msg-wrap --once inbox:in >out
+	msg-unwrap -H out | sed -n 's/^File-Name: //p' | paste -sd ' ' >got
+	[ "$(cat got)" = 'big small' ]
+	inbox_empty
+	[ -z "$(ls -A in/.msg/work)" ]
+}
+
+@test "inbox: overlapping runs, some at the same instant, take each file once" {
+	mkdir in
+	perl -e 'for my $i (1 .. 400) {
+		my $n = sprintf "in/f%04d", $i;
+		open my $f, ">", $n or die "$n: $!"; print $f "b$i"; close $f or die }'
+	local i pids=()
+	for i in 1 2 3 4 5 6; do
+		spawn msg-wrap --once --output dir:out inbox:in
+		pids+=("$spawned")
+	done
+	for i in "${pids[@]}"; do
+		status_of "$i" 120
+		[ "$status" = 0 ]
+	done
+	inbox_empty
+	cat out/new/* | msg-unwrap -H | sed -n 's/^File-Name: //p' | sort >got
+	[ "$(wc -l <got)" = 400 ]
+	[ "$(uniq <got | wc -l)" = 400 ]
+}
+
+# status_of PID SECONDS: wait for PID (at most SECONDS) and set $status.
+status_of() {
+	wait_until "$2" gone "$1" || return 1
+	status=0
+	wait "$1" || status=$?
+}
