@@ -17,6 +17,7 @@
 
 #include "clock.h"
 #include "dirent-open.h"
+#include "inbox-busy.h"
 #include "inbox-work.h"
 #include "io.h"
 #include "keyset.h"
@@ -36,6 +37,7 @@ struct inbox {
 	struct inbox_entry *list;
 	size_t n, at;
 	int listed;
+	int busy_seen;		/* a file left to its writer since the listing */
 	uint64_t taken;		/* files handed out this run */
 	/* Claimed, handed out and not yet deleted (inbox_done): their
 	 * names in the run's work directory. */
@@ -234,8 +236,27 @@ static int give_back(struct inbox *ib, int fd)
 	return -1;
 }
 
+/* A file that a writer on this machine still has open or locked is
+ * left where it is, to be taken once it is done: 1. Looked at where it
+ * lies, before it is claimed, so the writer's file is never moved. */
+static int still_written(struct inbox *ib, const char *path)
+{
+	mode_t mode;
+	int fd = dirent_open_regular(ib->dirfd, path, &mode);
+	int busy;
+
+	if (fd < 0)
+		return 0;	/* gone, or not a file: the claim sees to it */
+	busy = inbox_busy(fd) == INBOX_BUSY;
+	close(fd);
+	if (busy)
+		ib->busy_seen = 1;
+	return busy;
+}
+
 /* Claim the entry in hand and open it: INBOX_FILE, INBOX_PASSED,
- * INBOX_NONE when another run took it first, or -1. */
+ * INBOX_NONE when another run took it first or a writer still has it,
+ * or -1. */
 static int open_entry(struct inbox *ib, const struct inbox_entry *e,
 		      struct inbox_file *f)
 {
@@ -247,6 +268,8 @@ static int open_entry(struct inbox *ib, const struct inbox_entry *e,
 		f->kind = e->kind;
 		return INBOX_PASSED;
 	}
+	if (still_written(ib, e->path))
+		return INBOX_NONE;
 	claimed = inbox_work_claim(ib->work, e->path, &ib->claimed);
 	if (claimed <= 0)
 		return claimed < 0 ? -1 : INBOX_NONE;
@@ -265,9 +288,14 @@ static int open_entry(struct inbox *ib, const struct inbox_entry *e,
 	return INBOX_FILE;
 }
 
-/* List again, every second until something is there or a stop. */
+/* List again, every second until something is there or a stop. A file
+ * left to its writer is looked at again a second later, not at once. */
 static int wait_for_entries(struct inbox *ib)
 {
+	if (ib->busy_seen) {
+		ib->busy_seen = 0;
+		nanosleep(&(struct timespec){ .tv_sec = 1 }, NULL);
+	}
 	for (;;) {
 		if (list_inbox(ib) < 0)
 			return -1;

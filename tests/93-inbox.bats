@@ -219,6 +219,60 @@ b,2
 	[ "$(cat out/new/* | msg-unwrap)" = L ]
 }
 
+# ---- writers still writing ----
+
+@test "inbox: a file a writer still holds open is left to it, and taken whole once it is closed" {
+	mkdir in
+	exec 8>>in/orders.csv
+	printf 'a,1\n' >&8
+	msg-wrap --once inbox:in >out1 2>err1
+	[ ! -s out1 ] && [ ! -s err1 ]
+	[ "$(left)" = orders.csv ]
+	printf 'b,2\n' >&8
+	exec 8>&-
+	msg-wrap --once inbox:in >out2
+	[ "$(msg-unwrap <out2)" = "a,1
+b,2" ]
+	inbox_empty
+}
+
+@test "inbox: a waiting reader takes a file written in chunks over seconds only when its writer closes it" {
+	mkdir in
+	spawn msg-wrap --output dir:out inbox:in
+	local pid=$spawned
+	exec 8>>in/slow.csv
+	for i in 1 2 3 4; do
+		printf 'line %s\n' "$i" >&8
+		sleep 0.5
+	done
+	[ ! -e out/new ] || [ -z "$(ls out/new)" ]
+	exec 8>&-
+	wait_until 30 spooled_one
+	kill -TERM "$pid"
+	wait_until 30 gone "$pid"
+	[ "$(cat out/new/* | msg-unwrap)" = "line 1
+line 2
+line 3
+line 4" ]
+	inbox_empty
+}
+
+@test "inbox: a file its writer holds under an flock(2) lock is left until the lock goes" {
+	mkdir in
+	printf 'x\n' >in/locked.txt
+	# Open for reading only, so only the lock can tell.
+	exec 8<in/locked.txt
+	flock -x 8
+	msg-wrap --once inbox:in >out1
+	[ ! -s out1 ]
+	[ "$(left)" = locked.txt ]
+	flock -u 8
+	exec 8<&-
+	msg-wrap --once inbox:in >out2
+	[ "$(msg-unwrap <out2)" = x ]
+	inbox_empty
+}
+
 # ---- claiming ----
 
 @test "inbox: claims of a reader that died are taken back by the next run; a live reader's are not" {
