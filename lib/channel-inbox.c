@@ -58,6 +58,15 @@ static int inbox_in_done(struct channel_in *in)
 	return inbox_done(ii->ib);
 }
 
+static int inbox_in_set_aside(struct channel_in *in, const char *why,
+			      struct buf *where)
+{
+	struct inbox_in *ii = (struct inbox_in *)in;
+
+	close_in_hand(ii);
+	return inbox_set_aside(ii->ib, why, where);
+}
+
 static void inbox_in_release(struct channel_in *in)
 {
 	struct inbox_in *ii = (struct inbox_in *)in;
@@ -78,7 +87,7 @@ static void inbox_in_close(struct channel_in *in)
 static const struct channel_in_ops inbox_in_ops = {
 	.next = inbox_in_next,
 	.done = inbox_in_done,
-	.set_aside = NULL,	/* a file that cannot be processed stops the run */
+	.set_aside = inbox_in_set_aside,
 	.release = inbox_in_release,
 	.close = inbox_in_close,
 };

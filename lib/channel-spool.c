@@ -132,8 +132,10 @@ static int spool_in_done(struct channel_in *in)
 	return spool_done(((struct spool_in *)in)->sp);
 }
 
-static int spool_in_set_aside(struct channel_in *in, struct buf *where)
+static int spool_in_set_aside(struct channel_in *in, const char *why,
+			      struct buf *where)
 {
+	(void)why;	/* said on stderr; bad/ keeps the message as it was */
 	return spool_set_aside(((struct spool_in *)in)->sp, where);
 }
 

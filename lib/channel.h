@@ -103,9 +103,11 @@ int channel_writer_open(const char *addr, struct frame_writer *fw,
  *   done       the sources handed out so far are finished with, their
  *              outputs durable: a spool deletes its claims; a stream has
  *              nothing to do (its bytes were consumed by reading)
- *   set_aside  the source in hand cannot be processed: a spool moves it
- *              to bad/ (where says as what), 0 or -1; NULL for a kind
- *              that cannot, whose tool exits 65 instead
+ *   set_aside  the source in hand cannot be processed (why says what
+ *              was wrong): a spool moves it to bad/, an inbox to its
+ *              failed directory with the reason beside it (where says as
+ *              what), 0 or -1; NULL for a kind that cannot, whose tool
+ *              exits 65 instead
  *   release    give the source in hand back unread, for the next reader
  *   close      done with the channel, and its memory
  *   wait_fd    for a reader of several channels at once (poll(2)), a
@@ -147,7 +149,8 @@ struct channel_in;
 struct channel_in_ops {
 	int (*next)(struct channel_in *in, int wait, struct channel_source *src);
 	int (*done)(struct channel_in *in);
-	int (*set_aside)(struct channel_in *in, struct buf *where);
+	int (*set_aside)(struct channel_in *in, const char *why,
+			 struct buf *where);
 	void (*release)(struct channel_in *in);
 	void (*close)(struct channel_in *in);
 	int (*wait_fd)(struct channel_in *in);

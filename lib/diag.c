@@ -67,6 +67,15 @@ void diag_escape(struct buf *out, const char *s, size_t n)
 
 /* One line on stderr; what it quotes from input may hold any byte, so
  * control bytes are escaped here, once for every diagnostic. */
+/* The last line reported, without the program's name: what a source
+ * set aside at a stop was stopped for. */
+static struct buf last_line = BUF_INIT;
+
+const char *diag_last(void)
+{
+	return last_line.ptr ? last_line.ptr : "";
+}
+
 static void vreport(const char *fmt, va_list ap, int err)
 {
 	struct buf line = BUF_INIT, safe = BUF_INIT;
@@ -76,6 +85,9 @@ static void vreport(const char *fmt, va_list ap, int err)
 	if (err)
 		buf_addf(&line, ": %s", strerror(err));
 	diag_escape(&safe, line.ptr, line.len);
+	buf_reset(&last_line);
+	buf_add(&last_line, safe.ptr + strlen(progname) + 2,
+		safe.len - strlen(progname) - 2);
 	buf_addch(&safe, '\n');
 	fwrite(safe.ptr, 1, safe.len, stderr);
 	fflush(stderr);

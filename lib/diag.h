@@ -23,6 +23,8 @@ void diag_init(const char *argv0);
  */
 void diag_escape(struct buf *out, const char *s, size_t n);
 void warnx_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The last line reported (escaped, without the program's name), or "". */
+const char *diag_last(void);
 /* Like warnx_msg with ": strerror(errno)" appended. */
 void warn_errno(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 _Noreturn void die(int code, const char *fmt, ...)

@@ -347,6 +347,24 @@ int inbox_next(struct inbox *ib, int wait, struct inbox_file *f)
 	}
 }
 
+int inbox_set_aside(struct inbox *ib, const char *why, struct buf *where)
+{
+	char *claimed = ib->handed[--ib->nhanded];
+	const char *path = ib->list[ib->at - 1].path;
+	const char *base = strrchr(path, '/');
+	struct buf final = BUF_INIT;
+	int r = inbox_work_fail(ib->work, claimed, base ? base + 1 : path, why,
+				&final);
+
+	if (r == 0)
+		buf_addf(where, "%s/.msg/failed/%s", ib->addr, final.ptr);
+	else if (final.len == 0)
+		give_back(ib, -1);	/* still claimed: back for the next run */
+	free(claimed);
+	buf_release(&final);
+	return r;
+}
+
 int inbox_done(struct inbox *ib)
 {
 	int r = 0;

@@ -56,6 +56,13 @@ int inbox_next(struct inbox *ib, int wait, struct inbox_file *f);
 /* The files handed out so far are finished with, the messages made from
  * them durable: each is deleted, the directory synced. 0 or -1. */
 int inbox_done(struct inbox *ib);
+/*
+ * The file in hand cannot be processed: moved into DIR/.msg/failed under
+ * its name (NAME-2 ... when taken, never replacing one), with NAME.error
+ * beside it holding why; where says as what. 0, or -1 with errno (the
+ * file is then given back).
+ */
+int inbox_set_aside(struct inbox *ib, const char *why, struct buf *where);
 /* The file in hand is given back, for the next run. */
 void inbox_release(struct inbox *ib);
 void inbox_close(struct inbox *ib);

@@ -28,7 +28,7 @@ void input_set_aside_current(struct input *in)
 {
 	struct buf where = BUF_INIT;
 
-	if (in->current->ops->set_aside(in->current, &where) == 0) {
+	if (in->current->ops->set_aside(in->current, diag_last(), &where) == 0) {
 		warnx_msg("'%s' set aside as '%s'", in->current_name, where.ptr);
 		in->set_aside++;
 	} else {

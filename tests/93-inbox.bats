@@ -273,6 +273,32 @@ line 4" ]
 	inbox_empty
 }
 
+# ---- files that cannot be processed ----
+
+@test "inbox: a file that cannot be split goes to DIR/.msg/failed with NAME.error, the run goes on, exit 65 at the end" {
+	drop a.xml '<orders><order>1</order><order>2</order></orders>' '2026-01-01 UTC'
+	drop bad.xml '<orders><order>1</order><ord' '2026-01-02 UTC'
+	drop c.xml '<orders><order>3</order></orders>' '2026-01-03 UTC'
+	run -65 --separate-stderr msg-split -r -x /orders/order --once inbox:in
+	[ "$(printf '%s\n' "$output" | msg-unwrap -s ,)" = '<order>1</order>,<order>2</order>,<order>3</order>' ]
+	[ "${#stderr_lines[@]}" = 2 ]
+	[[ ${stderr_lines[0]} == "msg-split: inbox:in/bad.xml (Message-Id "*"): body is not XML: line 1: truncated: the document ends inside element 'orders'" ]]
+	[ "${stderr_lines[1]}" = "msg-split: 'inbox:in/bad.xml' set aside as 'inbox:in/.msg/failed/bad.xml'" ]
+	inbox_empty
+	[ "$(ls in/.msg/failed)" = "bad.xml
+bad.xml.error" ]
+	[ "$(cat in/.msg/failed/bad.xml)" = '<orders><order>1</order><ord' ]
+	[ "${stderr_lines[0]#msg-split: }" = "$(cat in/.msg/failed/bad.xml.error)" ]
+	# Moved back by the operator and failing again: a name of its own.
+	cp in/.msg/failed/bad.xml in/bad.xml
+	run -65 msg-split -r -x /orders/order --once inbox:in
+	[ "$(ls in/.msg/failed)" = "bad-2.xml
+bad-2.xml.error
+bad.xml
+bad.xml.error" ]
+	inbox_empty
+}
+
 # ---- claiming ----
 
 @test "inbox: claims of a reader that died are taken back by the next run; a live reader's are not" {
