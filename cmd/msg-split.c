@@ -19,7 +19,7 @@ static const char usage[] =
 	"                 [--output channel] [--invalid channel] [--dead-letter channel]\n"
 	"                 [--once] [--stats] [input ...]\n"
 	"       msg-split -r ... [--include glob] [--exclude glob] [--max-files n]\n"
-	"                 [--recursive] inbox:dir ...";
+	"                 [--recursive] [--done-marker suffix] inbox:dir ...";
 
 static struct splitter_config cfg = { .group = 1, .empty = EMPTY_MARKER };
 static int mode_set, raw;

@@ -18,7 +18,7 @@ static const char usage[] =
 	"usage: msg-wrap [-l | -e] [-t type] [-H 'name: value'] ... [--output channel]\n"
 	"                [--invalid channel] [--once] [--stats] [file ...]\n"
 	"       msg-wrap ... [--include glob] [--exclude glob] [--max-files n]\n"
-	"                [--recursive] inbox:dir ...";
+	"                [--recursive] [--done-marker suffix] inbox:dir ...";
 
 enum mode { MODE_FILE, MODE_LINES, MODE_ENVELOPE };
 

@@ -42,6 +42,7 @@ struct inbox {
 	/* Claimed, handed out and not yet deleted (inbox_done): their
 	 * names in the run's work directory. */
 	char **handed;
+	char **markers;		/* their --done-marker files, or NULLs */
 	size_t nhanded;
 	struct keyset *named;	/* entries passed over, said once */
 	struct buf name, claimed;
@@ -77,8 +78,12 @@ static int matches_any(const char *const *globs, size_t n, const char *name)
 
 int inbox_name_selected(const struct inbox_options *opt, const char *name)
 {
+	size_t n = strlen(name), m = opt->done_marker ? strlen(opt->done_marker) : 0;
+
 	if (ignored_by_default(name))
 		return 0;
+	if (m && n >= m && !strcmp(name + n - m, opt->done_marker))
+		return 0;	/* a marker, never data */
 	if (opt->ninclude && !matches_any(opt->include, opt->ninclude, name))
 		return 0;
 	return !matches_any(opt->exclude, opt->nexclude, name);
@@ -100,6 +105,21 @@ static void clear_list(struct inbox *ib)
 
 static int list_dir(struct inbox *ib, const char *rel);
 
+/* With --done-marker, is NAME's marker there? Always 1 without. */
+static int marked_done(const struct inbox *ib, int dfd, const char *name)
+{
+	struct buf marker = BUF_INIT;
+	struct stat st;
+	int there;
+
+	if (!ib->opt.done_marker)
+		return 1;
+	buf_addf(&marker, "%s%s", name, ib->opt.done_marker);
+	there = fstatat(dfd, marker.ptr, &st, AT_SYMLINK_NOFOLLOW) == 0;
+	buf_release(&marker);
+	return there;
+}
+
 /* One entry of the directory rel ("" for the inbox itself). */
 static int list_entry(struct inbox *ib, int dfd, const char *rel,
 		      const char *name)
@@ -117,6 +137,8 @@ static int list_entry(struct inbox *ib, int dfd, const char *rel,
 		r = list_dir(ib, path.ptr);
 	else if (!inbox_name_selected(&ib->opt, name) && !S_ISDIR(st.st_mode))
 		;
+	else if (S_ISREG(st.st_mode) && !marked_done(ib, dfd, name))
+		;	/* not complete yet, by its writer's word */
 	else
 		add_entry(ib, path.ptr, &st,
 			  S_ISREG(st.st_mode) ? NULL : dirent_kind(st.st_mode));
@@ -306,6 +328,33 @@ static int wait_for_entries(struct inbox *ib)
 	}
 }
 
+/* The file claimed is handed out, to be deleted at inbox_done with its
+ * marker. */
+static void hand_out(struct inbox *ib, const char *path)
+{
+	size_t n = ib->nhanded + 1;
+
+	ib->handed = xrealloc(ib->handed, n * sizeof(*ib->handed));
+	ib->markers = xrealloc(ib->markers, n * sizeof(*ib->markers));
+	ib->handed[ib->nhanded] = xstrdup(ib->claimed.ptr);
+	ib->markers[ib->nhanded] = NULL;
+	if (ib->opt.done_marker) {
+		struct buf m = BUF_INIT;
+
+		buf_addf(&m, "%s%s", path, ib->opt.done_marker);
+		ib->markers[ib->nhanded] = buf_detach(&m, NULL);
+	}
+	ib->nhanded = n;
+}
+
+/* The last file handed out, taken off the list: its claimed name, to
+ * free. Its marker stays where it is, with the file's next try. */
+static char *take_last(struct inbox *ib)
+{
+	free(ib->markers[--ib->nhanded]);
+	return ib->handed[ib->nhanded];
+}
+
 int inbox_next(struct inbox *ib, int wait, struct inbox_file *f)
 {
 	memset(f, 0, sizeof(*f));
@@ -339,9 +388,7 @@ int inbox_next(struct inbox *ib, int wait, struct inbox_file *f)
 			continue;
 		if (found == INBOX_FILE) {
 			ib->taken++;
-			ib->handed = xrealloc(ib->handed, (ib->nhanded + 1) *
-							  sizeof(*ib->handed));
-			ib->handed[ib->nhanded++] = xstrdup(ib->claimed.ptr);
+			hand_out(ib, e->path);
 		}
 		return found;
 	}
@@ -349,7 +396,7 @@ int inbox_next(struct inbox *ib, int wait, struct inbox_file *f)
 
 int inbox_set_aside(struct inbox *ib, const char *why, struct buf *where)
 {
-	char *claimed = ib->handed[--ib->nhanded];
+	char *claimed = take_last(ib);
 	const char *path = ib->list[ib->at - 1].path;
 	const char *base = strrchr(path, '/');
 	struct buf final = BUF_INIT;
@@ -372,18 +419,25 @@ int inbox_done(struct inbox *ib)
 	if (!ib->nhanded)
 		return 0;
 	while (ib->nhanded) {
-		char *claimed = ib->handed[--ib->nhanded];
-		if (inbox_work_delete(ib->work, claimed) < 0)
+		char *marker = ib->markers[ib->nhanded - 1];
+
+		/* The marker after its file: never one without a file that
+		 * a crash could leave to be taken again. */
+		if (inbox_work_delete(ib->work, ib->handed[ib->nhanded - 1]) < 0 ||
+		    (marker && unlinkat(ib->dirfd, marker, 0) < 0 &&
+		     errno != ENOENT))
 			r = -1;
-		free(claimed);
+		free(take_last(ib));
 	}
+	if (r == 0 && ib->opt.done_marker && xfsync(ib->dirfd) < 0)
+		r = -1;
 	return r < 0 ? -1 : inbox_work_sync(ib->work);
 }
 
 void inbox_release(struct inbox *ib)
 {
 	if (ib->nhanded) {
-		char *claimed = ib->handed[--ib->nhanded];
+		char *claimed = take_last(ib);
 		inbox_work_give_back(ib->work, claimed);
 		free(claimed);
 		ib->taken--;
@@ -397,6 +451,7 @@ void inbox_close(struct inbox *ib)
 	while (ib->nhanded)
 		inbox_release(ib);
 	free(ib->handed);
+	free(ib->markers);
 	inbox_work_close(ib->work);
 	keyset_free(ib->named);
 	buf_release(&ib->name);

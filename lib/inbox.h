@@ -21,6 +21,9 @@ struct inbox_options {
 	size_t ninclude, nexclude;
 	uint64_t max_files;	/* files taken per run; 0: no limit */
 	int recursive;		/* files in subdirectories too */
+	/* --done-marker: NAME is taken only once NAME+this exists; the
+	 * marker itself is never taken, and goes with its file. */
+	const char *done_marker;
 };
 
 enum inbox_found {

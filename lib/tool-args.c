@@ -63,6 +63,7 @@ enum {
 	LONG_EXCLUDE,
 	LONG_MAX_FILES,
 	LONG_RECURSIVE,
+	LONG_DONE_MARKER,
 };
 
 const struct option tool_inbox_options[] = {
@@ -70,6 +71,7 @@ const struct option tool_inbox_options[] = {
 	{ "exclude", required_argument, NULL, LONG_EXCLUDE },
 	{ "max-files", required_argument, NULL, LONG_MAX_FILES },
 	{ "recursive", no_argument, NULL, LONG_RECURSIVE },
+	{ "done-marker", required_argument, NULL, LONG_DONE_MARKER },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -95,6 +97,12 @@ int tool_inbox_option(struct tool *t, int opt, const char *arg)
 		return 1;
 	case LONG_RECURSIVE:
 		o->recursive = 1;
+		return 1;
+	case LONG_DONE_MARKER:
+		if (!*arg || strchr(arg, '/'))
+			tool_usage_error(t, "--done-marker takes a suffix of a file "
+					 "name, not '%s'", arg);
+		o->done_marker = arg;
 		return 1;
 	}
 	return 0;

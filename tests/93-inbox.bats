@@ -273,6 +273,23 @@ line 4" ]
 	inbox_empty
 }
 
+@test "inbox: --done-marker takes NAME only once NAME+SUFFIX is there, never the marker, and deletes the marker after the file" {
+	drop a.csv 'a' '2026-01-01 UTC'
+	drop b.csv 'b' '2026-01-02 UTC'
+	: >in/a.csv.done
+	: >in/orphan.done
+	msg-wrap --done-marker .done --once inbox:in >out1
+	[ "$(msg-unwrap <out1)" = a ]
+	[ "$(left)" = "b.csv
+orphan.done" ]
+	: >in/b.csv.done
+	msg-wrap --done-marker .done --once inbox:in >out2
+	[ "$(msg-unwrap <out2)" = b ]
+	[ "$(left)" = orphan.done ]
+	run -64 --separate-stderr msg-wrap --done-marker a/b --once inbox:in
+	[ "${stderr_lines[0]}" = "msg-wrap: --done-marker takes a suffix of a file name, not 'a/b'" ]
+}
+
 # ---- files that cannot be processed ----
 
 @test "inbox: a file that cannot be split goes to DIR/.msg/failed with NAME.error, the run goes on, exit 65 at the end" {
