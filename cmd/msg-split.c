@@ -19,7 +19,8 @@ static const char usage[] =
 	"                 [--output channel] [--invalid channel] [--dead-letter channel]\n"
 	"                 [--once] [--stats] [input ...]\n"
 	"       msg-split -r ... [--include glob] [--exclude glob] [--max-files n]\n"
-	"                 [--recursive] [--done-marker suffix] inbox:dir ...";
+	"                 [--recursive] [--settle duration] [--done-marker suffix]\n"
+	"                 inbox:dir ...";
 
 static struct splitter_config cfg = { .group = 1, .empty = EMPTY_MARKER };
 static int mode_set, raw;

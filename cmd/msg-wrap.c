@@ -18,7 +18,8 @@ static const char usage[] =
 	"usage: msg-wrap [-l | -e] [-t type] [-H 'name: value'] ... [--output channel]\n"
 	"                [--invalid channel] [--once] [--stats] [file ...]\n"
 	"       msg-wrap ... [--include glob] [--exclude glob] [--max-files n]\n"
-	"                [--recursive] [--done-marker suffix] inbox:dir ...";
+	"                [--recursive] [--settle duration] [--done-marker suffix]\n"
+	"                inbox:dir ...";
 
 enum mode { MODE_FILE, MODE_LINES, MODE_ENVELOPE };
 

@@ -26,6 +26,7 @@
 struct inbox_entry {
 	char *path;		/* relative to the inbox directory */
 	struct timespec mtime;
+	off_t size;
 	const char *kind;
 };
 
@@ -37,6 +38,7 @@ struct inbox {
 	struct inbox_entry *list;
 	size_t n, at;
 	int listed;
+	struct timespec listed_at;	/* CLOCK_MONOTONIC, of the first look */
 	int busy_seen;		/* a file left to its writer since the listing */
 	uint64_t taken;		/* files handed out this run */
 	/* Claimed, handed out and not yet deleted (inbox_done): their
@@ -93,7 +95,8 @@ static void add_entry(struct inbox *ib, const char *path,
 		      const struct stat *st, const char *kind)
 {
 	ib->list = xrealloc(ib->list, (ib->n + 1) * sizeof(*ib->list));
-	ib->list[ib->n++] = (struct inbox_entry){ xstrdup(path), st->st_mtim, kind };
+	ib->list[ib->n++] = (struct inbox_entry){ xstrdup(path), st->st_mtim,
+						   st->st_size, kind };
 }
 
 static void clear_list(struct inbox *ib)
@@ -188,6 +191,7 @@ static int list_inbox(struct inbox *ib)
 {
 	clear_list(ib);
 	ib->listed = 1;
+	clock_gettime(CLOCK_MONOTONIC, &ib->listed_at);
 	if (list_dir(ib, "") < 0)
 		return -1;
 	if (ib->n)	/* an empty list may have no array at all */
@@ -222,6 +226,8 @@ struct inbox *inbox_open(const char *addr, const struct inbox_options *opt,
 	ib->addr = xstrdup(addr);
 	ib->dirfd = fd;
 	ib->opt = *opt;
+	if (!ib->opt.settle_set)
+		ib->opt.settle_ms = INBOX_SETTLE_MS;
 	/* Said once per name for as long as the run lasts. */
 	ib->named = keyset_new(INT64_MAX / 2, 0);
 	buf_init(&ib->name, 0);
@@ -276,6 +282,39 @@ static int still_written(struct inbox *ib, const char *path)
 	return busy;
 }
 
+/* The second look, --settle after the listing: are the file's size and
+ * mtime what the listing saw? 1 if so; 0 if it changed (its writer is
+ * still at it, left for a later look) or went. */
+static int settled(struct inbox *ib, const struct inbox_entry *e)
+{
+	struct timespec until = ib->listed_at;
+	struct stat st;
+	int r;
+
+	if (ib->opt.settle_ms == 0)
+		return 1;
+	until.tv_sec += ib->opt.settle_ms / 1000;
+	until.tv_nsec += ib->opt.settle_ms % 1000 * 1000000;
+	if (until.tv_nsec >= 1000000000) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000;
+	}
+	/* One wait a listing, whatever the number of files; a stop cuts it
+	 * short, and the files are left unsettled. */
+	while ((r = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until,
+				    NULL)) == EINTR && !io_stop_requested)
+		;
+	if (r != 0)
+		return 0;
+	if (fstatat(ib->dirfd, e->path, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return 0;
+	if (st.st_size == e->size && st.st_mtim.tv_sec == e->mtime.tv_sec &&
+	    st.st_mtim.tv_nsec == e->mtime.tv_nsec)
+		return 1;
+	ib->busy_seen = 1;
+	return 0;
+}
+
 /* Claim the entry in hand and open it: INBOX_FILE, INBOX_PASSED,
  * INBOX_NONE when another run took it first or a writer still has it,
  * or -1. */
@@ -290,7 +329,7 @@ static int open_entry(struct inbox *ib, const struct inbox_entry *e,
 		f->kind = e->kind;
 		return INBOX_PASSED;
 	}
-	if (still_written(ib, e->path))
+	if (!settled(ib, e) || still_written(ib, e->path))
 		return INBOX_NONE;
 	claimed = inbox_work_claim(ib->work, e->path, &ib->claimed);
 	if (claimed <= 0)

@@ -15,6 +15,8 @@
 #include "buf.h"
 #include "header.h"
 
+#define INBOX_SETTLE_MS 2000
+
 /* What the options of msg-wrap and msg-split -r ask of an inbox. */
 struct inbox_options {
 	const char **include, **exclude;	/* fnmatch(3) globs on the name */
@@ -24,6 +26,11 @@ struct inbox_options {
 	/* --done-marker: NAME is taken only once NAME+this exists; the
 	 * marker itself is never taken, and goes with its file. */
 	const char *done_marker;
+	/* --settle: a file is taken only once its size and mtime were the
+	 * same at two looks this far apart (ms; 0: at once); when not
+	 * settle_set, INBOX_SETTLE_MS. */
+	int64_t settle_ms;
+	int settle_set;
 };
 
 enum inbox_found {

@@ -64,6 +64,7 @@ enum {
 	LONG_MAX_FILES,
 	LONG_RECURSIVE,
 	LONG_DONE_MARKER,
+	LONG_SETTLE,
 };
 
 const struct option tool_inbox_options[] = {
@@ -72,6 +73,7 @@ const struct option tool_inbox_options[] = {
 	{ "max-files", required_argument, NULL, LONG_MAX_FILES },
 	{ "recursive", no_argument, NULL, LONG_RECURSIVE },
 	{ "done-marker", required_argument, NULL, LONG_DONE_MARKER },
+	{ "settle", required_argument, NULL, LONG_SETTLE },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -103,6 +105,13 @@ int tool_inbox_option(struct tool *t, int opt, const char *arg)
 			tool_usage_error(t, "--done-marker takes a suffix of a file "
 					 "name, not '%s'", arg);
 		o->done_marker = arg;
+		return 1;
+	case LONG_SETTLE:
+		/* 0 is a choice here: the lease alone decides. */
+		if (duration_parse(arg, &o->settle_ms) < 0 || o->settle_ms < 0)
+			tool_usage_error(t, "--settle takes a duration such as 2s "
+					 "or 0, not '%s'", arg);
+		o->settle_set = 1;
 		return 1;
 	}
 	return 0;

@@ -290,6 +290,26 @@ orphan.done" ]
 	[ "${stderr_lines[0]}" = "msg-wrap: --done-marker takes a suffix of a file name, not 'a/b'" ]
 }
 
+@test "inbox: --settle takes a file only when two looks that far apart see the same size and mtime" {
+	mkdir in
+	# Opened and closed for every write, so no lease can see it.
+	spawn sh -c 'while [ ! -e stop ]; do printf x >>in/f.txt; sleep 0.05; done'
+	local writer=$spawned
+	wait_until 30 test -s in/f.txt
+	msg-wrap --settle 2s --once inbox:in >out1
+	[ ! -s out1 ]
+	[ "$(left)" = f.txt ]
+	: >stop
+	wait_until 30 gone "$writer"
+	msg-wrap --settle 500ms --once inbox:in >out2
+	msg-unwrap <out2 >body
+	[ -s body ] && [ -z "$(tr -d x <body)" ]
+	[ "$(grep '^File-Size: ' out2)" = "File-Size: $(wc -c <body)" ]
+	inbox_empty
+	run -64 --separate-stderr msg-wrap --settle soon --once inbox:in
+	[ "${stderr_lines[0]}" = "msg-wrap: --settle takes a duration such as 2s or 0, not 'soon'" ]
+}
+
 # ---- files that cannot be processed ----
 
 @test "inbox: a file that cannot be split goes to DIR/.msg/failed with NAME.error, the run goes on, exit 65 at the end" {
