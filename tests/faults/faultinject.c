@@ -20,7 +20,9 @@
  *                dirsync) then succeed without being made (a disk that
  *                acknowledges what it has not stored, for measuring what
  *                the syncs cost), other calls are made as usual and only
- *                logged
+ *                logged; or kill: the process kills itself with SIGKILL
+ *                at the chosen call, before it is made (a crash aimed
+ *                at one point, where a random kill may never land)
  *   FAULT_PARTIAL=1  a failing write first writes half of its bytes, as
  *                a device that fills up in the middle of a write does
  *   FAULT_LOG    a file that gets one line for each call failed
@@ -35,6 +37,7 @@
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,7 +58,7 @@ static struct {
 	char funcs[256];
 	const char *pattern;
 	unsigned long at, count, seen;
-	int errnum, partial;
+	int errnum, partial, kill;
 	const char *log;
 } cfg;
 
@@ -108,7 +111,8 @@ static void setup(void)
 	cfg.pattern = getenv("FAULT_PATH");
 	cfg.at = env_number("FAULT_AT", 1);
 	cfg.count = env_number("FAULT_COUNT", 1);
-	cfg.errnum = errno_named(getenv("FAULT_ERRNO"));
+	cfg.kill = getenv("FAULT_ERRNO") && !strcmp(getenv("FAULT_ERRNO"), "kill");
+	cfg.errnum = cfg.kill ? EIO : errno_named(getenv("FAULT_ERRNO"));
 	cfg.partial = env_number("FAULT_PARTIAL", 0) == 1;
 	cfg.log = getenv("FAULT_LOG");
 	cfg.ready = 1;
@@ -154,7 +158,7 @@ static void note(const char *fn, const char *path)
 	if (!cfg.log)
 		return;
 	n = snprintf(line, sizeof(line), "%s %s %s\n", fn, path,
-		     cfg.errnum ? strerror(cfg.errnum) : "skipped");
+		     cfg.kill ? "killed" : cfg.errnum ? strerror(cfg.errnum) : "skipped");
 	fd = real_openat(AT_FDCWD, cfg.log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return;
@@ -178,6 +182,8 @@ static int should_fail(const char *fn, int dirfd, const char *name)
 	if (cfg.seen < cfg.at || (cfg.count && cfg.seen >= cfg.at + cfg.count))
 		return 0;
 	note(fn, path);
+	if (cfg.kill)
+		raise(SIGKILL);
 	/* FAULT_ERRNO=none: only the syncs are skipped; the rest is made. */
 	if (!cfg.errnum && strcmp(fn, "fsync") && strcmp(fn, "fdatasync") &&
 	    strcmp(fn, "dirsync"))
