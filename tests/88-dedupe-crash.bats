@@ -266,6 +266,14 @@ rerun_once() {
 	# moves batches. A batch whose outputs were out, but not yet taken
 	# from its input, is delivered again by the next run.
 	spool_fill src 1 "$n"
+	# The first kill is aimed: after msg-route's first batch is renamed
+	# into mid/new, before that directory's sync and so before the
+	# batch's input is deleted. The rounds below aim only as near as a
+	# watcher gets, so without this one the copies might never be made.
+	run -137 faulty FAULT_FUNCS=dirsync FAULT_PATH="$PWD/mid/new" FAULT_ERRNO=kill -- \
+		timeout -k 5 60 msg-route -f 'true()' --output dir:mid dir:src
+	[ "$(cat faults.log)" = "dirsync $PWD/mid/new killed" ]
+	[ "$(nfiles mid/new)" -gt 0 ]
 	KILL_MIN_MS=10 KILL_MAX_MS=$((WINDOW_MS + 10)) \
 		kill_repeatedly src mid/new msg-route -f 'true()' --output dir:mid dir:src
 	route_kills=$kills
