@@ -909,8 +909,8 @@ EOF
 }
 
 @test "man: msg-tools(7) examples run as pasted" {
-	examples msg-tools.7 5
-	quiet 1 2 3 4 5
+	examples msg-tools.7 6
+	quiet 1 2 3 4 5 6
 	# The files unwrapped into out.
 	cmp work/in/1.xml work/out/1.xml
 	cmp work/in/2.xml work/out/2.xml
@@ -937,6 +937,16 @@ EOF
 	[ "$(head -n 1 out5)" = ok ]
 	grep -q '^Error: .*not JSON' out5
 	grep -qx 'Content-Length: 8' out5
+	# One round of the file transfer flow: the rush order in the
+	# outbox, the bulk one in its spool, the upload under way left.
+	[ "$(cat out6)" = "acme/in:
+orders-2.xml.part
+
+acme/out:
+rush-7.xml" ]
+	[ "$(cat work/acme/out/rush-7.xml)" = '<order id="7" type="rush"/>' ]
+	[ "$(msg-unwrap --once dir:work/acme/bulk)" = '<order id="8" type="bulk"/>' ]
+	[ -z "$(find work/acme/orders work/acme/rush work/acme/in/.msg -type f)" ]
 }
 
 @test "README: the flow to paste runs under the shell its first line names" {
