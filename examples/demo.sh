@@ -55,9 +55,10 @@ step "Guaranteed Delivery with dir: channels, as cron would run it: drain a spoo
 show "msg-split -r -j /orders data/orders.json --output dir:spool/in && ls spool/in/new | wc -l"
 show "msg-route --once -f 'json(\"/total\") > 10' dir:spool/in --output dir:spool/big && echo \"left in spool/in: \$(find spool/in -type f | wc -l)\" && msg-unwrap --once -s '\\n' dir:spool/big"
 
-step "file-transfer inbox: another application drops files (tmp/, then rename into new/); a cron job takes each into the flow and deletes it only once its message is safe"
-show "mkdir -p drop/tmp drop/new && for f in orders-north.xml orders-south.xml; do cp data/\$f drop/tmp/ && mv drop/tmp/\$f drop/new/; done"
-show "msg-wrap --once --output dir:spool/orders dir:drop && echo \"left in drop: \$(find drop -type f | wc -l)\" && msg-split --once -x /orders/order dir:spool/orders | msg-unwrap -H | grep -c '^File-Name: orders-'"
+step "File transfer: a partner uploads into a plain directory (one file still under way as .part); cron's rounds take the complete ones into the flow, rush orders out to an outbox"
+show "mkdir -p acme/in && cp data/orders-north.xml data/orders-south.xml acme/in/ && head -c 100 data/orders.json > acme/in/orders.json.part"
+show "msg-split -r --once --settle 0 -x /orders/order -H 'Order-Id=@id' --output dir:acme/orders inbox:acme/in && msg-route --once -w '/order/@type=\"rush\"' -t dir:acme/rush -o dir:acme/bulk dir:acme/orders && msg-unwrap --once -d acme/out -n 'rush-{Order-Id}.xml' dir:acme/rush"
+show "ls acme/in acme/out && echo \"bulk orders waiting: \$(ls acme/bulk/new | wc -l)\""
 
 step "Message Translator: an XSLT reshapes each order into an invoice and promotes a field to a header"
 cat > invoice.xsl <<'XSL'
