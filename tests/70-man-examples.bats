@@ -969,9 +969,10 @@ rush-7.xml" ]
 	local out
 	out=$(printf '%s\n' tmp/*)
 	[ -d "$out" ]
-	[ -z "$(ls -A "$out/drop/new")" ]
 	[ -z "$(ls -A "$out/spool/new")" ]
-	same <(cd "$out/inbox" && printf '%s\n' *) <<-'EOF'
+	# The inbox keeps only the upload under way.
+	[ "$(cd "$out/inbox" && printf '%s\n' *)" = more.json.part ]
+	same <(cd "$out/outbox" && printf '%s\n' *) <<-'EOF'
 	orders-north.xml
 	orders-south.xml
 	EOF
