@@ -179,10 +179,14 @@ static void msgid_from_partial(struct frame_reader *fr)
 }
 
 /* Find the end of the header block: returns its length incl. the blank line. */
+#define LINE_ENDS (sizeof(((struct frame_reader *)0)->line_end) / sizeof(uint16_t))
+
 static int find_block_end(struct frame_reader *fr, size_t *block_len)
 {
 	/* Both relative to pos, so they survive fill() moving the data. */
 	size_t scanned = 0, line_start = 0;
+
+	fr->lines = 0;
 
 	for (;;) {
 		const char *s = fr->buf + fr->pos;
@@ -207,6 +211,8 @@ static int find_block_end(struct frame_reader *fr, size_t *block_len)
 			}
 			/* A line may end in a later read: only a LF starts one. */
 			line_start = scanned;
+			if (fr->lines < LINE_ENDS && scanned <= FRAME_HEADER_MAX)
+				fr->line_end[fr->lines++] = (uint16_t)(scanned - 1);
 		}
 		if (scanned > FRAME_HEADER_MAX)
 			return fail(fr, fr->base + fr->pos,
@@ -249,16 +255,17 @@ static void remember_msgid(struct frame_reader *fr, const char *id, size_t n)
 	fr->msgid[n] = '\0';
 }
 
-/* The length of the valid header name that ends in a colon at the start
- * of the n bytes at s, or 0: one pass does what finding the colon and
- * checking the name before it would. */
-static size_t valid_name_before_colon(const char *s, size_t n)
+/* The length of the valid header name that ends in a colon at s, or 0:
+ * one pass does what finding the colon and checking the name before it
+ * would. The block ends in LF, which no name holds, so the scan needs no
+ * bound of its own. */
+static size_t valid_name_before_colon(const char *s)
 {
 	size_t i = 0;
 
-	while (i < n && i <= HEADER_NAME_MAX && header_name_char(s[i]))
+	while (header_name_char(s[i]))
 		i++;
-	return i > 0 && i <= HEADER_NAME_MAX && i < n && s[i] == ':' ? i : 0;
+	return i > 0 && i <= HEADER_NAME_MAX && s[i] == ':' ? i : 0;
 }
 
 /* The bytes that end a run of a header value: the LF that ends its line
@@ -279,17 +286,18 @@ static int fail_line(struct frame_reader *fr, uint64_t off, const char *s,
 }
 
 /*
- * Parse the header line at s, which ends before end: add it to h and
- * return the start of the next line, or NULL on a fault. In a clean
- * block (no CR, no NUL: the usual one) the value's line ends at the next
- * LF, found by memchr; else each byte of the value is checked.
+ * Parse the header line at s, in the arena's copy of the block at blk,
+ * which ends before end: add it to h and return the start of the next
+ * line, or NULL on a fault. In a clean block (no CR, no NUL: the usual
+ * one) the value's line ends at the next LF, found by memchr; else each
+ * byte of the value is checked.
  */
-static const char *parse_line(struct frame_reader *fr, const char *s,
-			      const char *end, int clean, struct headers *h)
+static char *parse_line(struct frame_reader *fr, const char *blk, char *s,
+			const char *end, int clean, size_t line, struct headers *h)
 {
-	uint64_t off = fr->base + (uint64_t)(s - fr->buf);
-	size_t name_len = valid_name_before_colon(s, (size_t)(end - s));
-	const char *v, *e;
+	uint64_t off = fr->frame_offset + (uint64_t)(s - blk);
+	size_t name_len = valid_name_before_colon(s);
+	char *v, *e;
 
 	if (!name_len) {
 		fail_line(fr, off, s, end);
@@ -298,7 +306,8 @@ static const char *parse_line(struct frame_reader *fr, const char *s,
 	v = s + name_len + 1;
 	if (clean) {
 		/* No CR or NUL in the block: the line ends at its LF. */
-		e = memchr(v, '\n', (size_t)(end - v));
+		e = line < fr->lines ? (char *)blk + fr->line_end[line]
+				     : memchr(v, '\n', (size_t)(end - v));
 	} else {
 		e = v;
 		while (e < end && !value_stop[(unsigned char)*e])
@@ -310,45 +319,55 @@ static const char *parse_line(struct frame_reader *fr, const char *s,
 		     (int)name_len, s);
 		return NULL;
 	}
-	headers_add_checked(h, s, name_len, v, (size_t)(e - v));
-	return e + (*e == '\r' ? 2 : 1);
+	s = e + (*e == '\r' ? 2 : 1);
+	headers_add_parsed(h, v - name_len - 1, name_len, v, (size_t)(e - v));
+	return s;
 }
 
-static int parse_block(struct frame_reader *fr, const char *s, size_t len,
-		       struct headers *h)
+/* What the reader itself needs of a header just parsed: Content-Length,
+ * and the first Message-Id (an index: the arena may move). */
+static int note_header(struct frame_reader *fr, struct headers *h,
+		       uint64_t off, int *have_length, long *msgid_at)
 {
-	const char *end = s + len;
+	size_t name_len, vlen;
+	const char *name = headers_name(h, h->n - 1, &name_len);
+	const char *v = headers_value(h, h->n - 1, &vlen);
+	uint64_t x;
+
+	if (header_name_eq(name, name_len, "Content-Length", 14)) {
+		if (parse_length(v, vlen, &x))
+			return fail(fr, off, "invalid Content-Length '%.*s'",
+				    (int)(vlen > 64 ? 64 : vlen), v);
+		if (*have_length && x != fr->body_len)
+			return fail(fr, off, "conflicting Content-Length headers");
+		fr->body_len = x;
+		*have_length = 1;
+	} else if (*msgid_at < 0 &&
+		   header_name_eq(name, name_len, "Message-Id", 10)) {
+		*msgid_at = (long)h->n - 1;
+	}
+	return 0;
+}
+
+/* Parse the block's len bytes at fr->buf + fr->pos into h, in a copy in
+ * h's arena (one copy for the block, none per header). */
+static int parse_block(struct frame_reader *fr, size_t len, struct headers *h)
+{
+	const char *src = fr->buf + fr->pos;
+	/* Two scans of the whole block spare most lines a byte-by-byte one. */
+	int clean = !memchr(src, '\r', len) && !memchr(src, '\0', len);
+	char *blk = headers_block(h, src, len), *s = blk;
+	const char *end = blk + len;
 	long msgid_at = -1;
 	int have_length = 0;
-	size_t vlen;
-	/* Two scans of the whole block spare most lines a byte-by-byte one. */
-	int clean = !memchr(s, '\r', len) && !memchr(s, '\0', len);
+	size_t vlen, line = 0;
 
 	while (s < end && *s != '\n' && !(*s == '\r' && s[1] == '\n')) {
-		uint64_t off = fr->base + (uint64_t)(s - fr->buf);
-		size_t name_len;
-		const char *name, *v;
+		uint64_t off = fr->frame_offset + (uint64_t)(s - blk);
 
-		s = parse_line(fr, s, end, clean, h);
-		if (!s)
+		s = parse_line(fr, blk, s, end, clean, line++, h);
+		if (!s || note_header(fr, h, off, &have_length, &msgid_at) < 0)
 			return -1;
-		name = headers_name(h, h->n - 1, &name_len);
-		v = headers_value(h, h->n - 1, &vlen);
-		if (header_name_eq(name, name_len, "Content-Length", 14)) {
-			uint64_t x;
-
-			if (parse_length(v, vlen, &x))
-				return fail(fr, off, "invalid Content-Length '%.*s'",
-					    (int)(vlen > 64 ? 64 : vlen), v);
-			if (have_length && x != fr->body_len)
-				return fail(fr, off, "conflicting Content-Length headers");
-			fr->body_len = x;
-			have_length = 1;
-		} else if (msgid_at < 0 &&
-			   header_name_eq(name, name_len, "Message-Id", 10)) {
-			/* An index: the arena may move as headers are added. */
-			msgid_at = (long)h->n - 1;
-		}
 	}
 	if (msgid_at >= 0) {
 		const char *id = headers_value(h, (size_t)msgid_at, &vlen);
@@ -375,7 +394,7 @@ int frame_reader_next(struct frame_reader *fr, struct headers *h)
 	if (r <= 0)
 		return r;
 	fr->frame_offset = fr->base + fr->pos;
-	if (parse_block(fr, fr->buf + fr->pos, block_len, h) < 0)
+	if (parse_block(fr, block_len, h) < 0)
 		return -1;
 	fr->pos += block_len;
 	fr->block_len = block_len;

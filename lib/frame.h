@@ -48,6 +48,11 @@ struct frame_reader {
 	size_t block_len;	/* of the current header block, ending at pos */
 	uint64_t frames;	/* frames whose header block was read */
 	char msgid[80];		/* Message-Id of the current frame, for errors */
+	/* Where the lines of the header block end (their LFs, from the
+	 * block's start), as its end was found: the parse then need not
+	 * look for them again. A block of more lines looks for the rest. */
+	uint16_t line_end[16];
+	size_t lines;
 	enum frame_error err_kind;
 	struct buf err;		/* "NAME: offset N: what" */
 };

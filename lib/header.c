@@ -23,17 +23,6 @@ int header_name_valid(const char *p, size_t n)
 	return 1;
 }
 
-/* ASCII only, as header names are: no locale, no call. */
-int header_name_eq(const char *a, size_t alen, const char *b, size_t blen)
-{
-	if (alen != blen)
-		return 0;
-	for (size_t i = 0; i < alen; i++)
-		if ((a[i] | 0x20) != (b[i] | 0x20))
-			return 0;
-	return 1;
-}
-
 void headers_init(struct headers *h)
 {
 	h->v = NULL;
@@ -65,20 +54,6 @@ void headers_copy(struct headers *dst, const struct headers *src)
 	if (src->n)
 		memcpy(dst->v, src->v, src->n * sizeof(*src->v));
 	dst->n = src->n;
-}
-
-const char *headers_name(const struct headers *h, size_t i, size_t *len)
-{
-	if (len)
-		*len = h->v[i].name_len;
-	return h->store.ptr + h->v[i].name_off;
-}
-
-const char *headers_value(const struct headers *h, size_t i, size_t *len)
-{
-	if (len)
-		*len = h->v[i].value_len;
-	return h->store.ptr + h->v[i].value_off;
 }
 
 long headers_find(const struct headers *h, const char *name, size_t len)
@@ -181,11 +156,21 @@ int headers_add(struct headers *h, const char *name, size_t nlen,
 	return 0;
 }
 
-void headers_add_checked(struct headers *h, const char *name, size_t nlen,
-			 const char *value, size_t vlen)
+char *headers_block(struct headers *h, const char *block, size_t len)
+{
+	char *copy;
+
+	buf_grow(&h->store, len);
+	copy = h->store.ptr + h->store.len;
+	memcpy(copy, block, len);
+	buf_setlen(&h->store, h->store.len + len);
+	return copy;
+}
+
+void headers_add_parsed(struct headers *h, char *name, size_t nlen,
+			char *value, size_t vlen)
 {
 	struct header_entry *e;
-	char *p;
 
 	while (vlen && is_blank(*value))
 		value++, vlen--;
@@ -196,17 +181,12 @@ void headers_add_checked(struct headers *h, const char *name, size_t nlen,
 		h->v = xrealloc(h->v, h->alloc * sizeof(*h->v));
 	}
 	e = &h->v[h->n++];
-	buf_grow(&h->store, nlen + vlen + 2);
-	p = h->store.ptr + h->store.len;
-	e->name_off = h->store.len;
+	name[nlen] = '\0';
+	value[vlen] = '\0';
+	e->name_off = (size_t)(name - h->store.ptr);
 	e->name_len = nlen;
-	memcpy(p, name, nlen);
-	p[nlen] = '\0';
-	e->value_off = h->store.len + nlen + 1;
+	e->value_off = (size_t)(value - h->store.ptr);
 	e->value_len = vlen;
-	memcpy(p + nlen + 1, value, vlen);
-	p[nlen + 1 + vlen] = '\0';
-	buf_setlen(&h->store, h->store.len + nlen + vlen + 2);
 }
 
 static void remove_at(struct headers *h, size_t i)

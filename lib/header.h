@@ -8,6 +8,8 @@
 #define MSG_HEADER_H
 
 #include <stddef.h>
+#include <stdint.h>
+#include <string.h>
 
 #include "buf.h"
 
@@ -33,8 +35,21 @@ void headers_copy(struct headers *dst, const struct headers *src);
 
 static inline size_t headers_count(const struct headers *h) { return h->n; }
 /* NUL-terminated views valid until the next change to h. */
-const char *headers_name(const struct headers *h, size_t i, size_t *len);
-const char *headers_value(const struct headers *h, size_t i, size_t *len);
+static inline const char *headers_name(const struct headers *h, size_t i,
+					size_t *len)
+{
+	if (len)
+		*len = h->v[i].name_len;
+	return h->store.ptr + h->v[i].name_off;
+}
+
+static inline const char *headers_value(const struct headers *h, size_t i,
+					 size_t *len)
+{
+	if (len)
+		*len = h->v[i].value_len;
+	return h->store.ptr + h->v[i].value_off;
+}
 
 /* The first value of name, or NULL. */
 const char *headers_get(const struct headers *h, const char *name);
@@ -49,10 +64,18 @@ long headers_find(const struct headers *h, const char *name, size_t len);
  */
 int headers_add(struct headers *h, const char *name, size_t nlen,
 		const char *value, size_t vlen);
-/* The same for a name already checked and a value known to hold no CR,
- * LF or NUL (the frame reader's): only the blanks at its ends go. */
-void headers_add_checked(struct headers *h, const char *name, size_t nlen,
-			 const char *value, size_t vlen);
+/*
+ * A header block parsed in place, as the frame reader does: headers_block
+ * copies the block's len bytes into h's arena and returns the copy;
+ * headers_add_parsed adds a header whose name (already checked) and value
+ * (known to hold no CR, LF or NUL) lie in that copy. It trims the blanks
+ * at the value's ends and ends name and value with a NUL where the colon
+ * and the line end were, so a header costs no copy of its own. Nothing
+ * else may be added to h in between: the arena would move.
+ */
+char *headers_block(struct headers *h, const char *block, size_t len);
+void headers_add_parsed(struct headers *h, char *name, size_t nlen,
+			char *value, size_t vlen);
 /* Replace the first value in place (removing later duplicates) or append. */
 int headers_setn(struct headers *h, const char *name, const char *value,
 		 size_t vlen);
@@ -73,6 +96,36 @@ static inline int header_name_char(char c)
 {
 	return header_name_chars[(unsigned char)c];
 }
-int header_name_eq(const char *a, size_t alen, const char *b, size_t blen);
+/*
+ * ASCII only, as header names are: no locale, no call. Eight bytes at a
+ * time (a last word overlapping the one before), folding the case bit of
+ * each: every frame compares its names with Content-Length and Message-Id.
+ */
+static inline uint64_t header_word_folded(const char *p)
+{
+	uint64_t w;
+
+	memcpy(&w, p, sizeof(w));
+	return w | 0x2020202020202020u;
+}
+
+static inline int header_name_eq(const char *a, size_t alen, const char *b,
+				 size_t blen)
+{
+	size_t i;
+
+	if (alen != blen)
+		return 0;
+	if (alen < 8) {
+		for (i = 0; i < alen; i++)
+			if ((a[i] | 0x20) != (b[i] | 0x20))
+				return 0;
+		return 1;
+	}
+	for (i = 0; i + 8 < alen; i += 8)
+		if (header_word_folded(a + i) != header_word_folded(b + i))
+			return 0;
+	return header_word_folded(a + alen - 8) == header_word_folded(b + alen - 8);
+}
 
 #endif

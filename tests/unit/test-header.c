@@ -61,6 +61,31 @@ static void test_add_get(void)
 	CHECK(headers_count(&h) == 0);
 }
 
+/* Names of every length around the eight-byte words the compare uses
+ * differ in one byte at every place, and match in any case. */
+static void test_name_eq(void)
+{
+	const char *a = "Content-Length-Of-A-Header";
+	char b[32], c[32];
+	int ok = 1;
+
+	for (size_t n = 1; n <= strlen(a); n++) {
+		for (size_t i = 0; i < n; i++)
+			c[i] = (char)(a[i] ^ 0x20 * (a[i] >= 'A'));
+		ok &= header_name_eq(a, n, c, n);
+		ok &= !header_name_eq(a, n, a, n - 1);
+		for (size_t at = 0; at < n; at++) {
+			memcpy(b, a, n);
+			b[at] = b[at] == 'x' ? 'y' : 'x';
+			ok &= !header_name_eq(a, n, b, n);
+		}
+	}
+	CHECK(ok);
+	CHECK(header_name_eq("Content-Length", 14, "content-length", 14));
+	CHECK(!header_name_eq("Content-Length", 14, "Content-Lengtx", 14));
+	CHECK(!header_name_eq("Content-Typexx", 14, "Content-Length", 14));
+}
+
 static void test_order_many(void)
 {
 	struct headers h = HEADERS_INIT;
@@ -274,6 +299,7 @@ static void test_copy(void)
 int main(void)
 {
 	test_add_get();
+	test_name_eq();
 	test_order_many();
 	test_set_remove();
 	test_normalise();
