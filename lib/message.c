@@ -77,6 +77,9 @@ static struct encoding sniff_encoding(const char *p, size_t n)
 {
 	static const struct encoding bytes = { 1, 0, 0 };
 
+	/* Every sign starts with one of these: most bodies are done here. */
+	if (!n || !memchr("\x00\xef\xfe\xff<", p[0], 5))
+		return bytes;
 	for (size_t i = 0; i < sizeof(encoding_signs) / sizeof(encoding_signs[0]); i++)
 		if (n >= encoding_signs[i].len &&
 		    !memcmp(p, encoding_signs[i].bytes, encoding_signs[i].len))
