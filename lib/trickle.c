@@ -1,5 +1,5 @@
 /* trickle: what goes to the target when, per entity (trickle.h). */
-#include "trickle.h"
+#include "trickle-parts.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -7,34 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "frame.h"
 #include "header.h"
 #include "msgrec.h"
 #include "store.h"
-
-struct trickle {
-	struct trickle_opt opt;
-	struct store *store;
-	struct trickle_out out;
-	struct trickle_counts counts;
-	uint64_t in_flight;
-	/* Entities failed and waiting for a retry (a deadline), and whether
-	 * tr->e was one as loaded: save moves the count by the difference. */
-	uint64_t retry_waiting;
-	int loaded_waiting;
-	/* Sent once the batch is committed: each a version record key
-	 * (length, 4 bytes, then the key) and the attempt (8 bytes). */
-	struct buf sends;
-	/* Entities ready but held back by --max-in-flight, first come
-	 * first: each key's length (4 bytes), then the key. */
-	struct buf ready;
-	size_t ready_head;
-	struct trickle_entity e;
-	struct headers h;
-	struct buf key, vkey, rec, scratch;
-};
-
-static int load(struct trickle *tr, const char *key, size_t klen);
 
 struct trickle *trickle_new(const struct trickle_opt *opt, struct store *s,
 			    const struct trickle_out *out)
@@ -94,13 +69,13 @@ int trickle_retry_pending(const struct trickle *tr)
 
 /* Is e failed and due to be tried again (--retry-after, or a retry
  * command)? */
-static int waits_for_retry(const struct trickle_entity *e)
+int trickle_waits_for_retry(const struct trickle_entity *e)
 {
 	return e->state == TR_FAILED && e->next_at;
 }
 
 /* key's entity into tr->e: 1, 0 when there is none (a new idle one), -1. */
-static int load(struct trickle *tr, const char *key, size_t klen)
+int trickle_load(struct trickle *tr, const char *key, size_t klen)
 {
 	int r = store_get(tr->store, TRICKLE_ENTITY, key, klen, &tr->rec, NULL);
 	struct trickle_entity *e = &tr->e;
@@ -120,15 +95,15 @@ static int load(struct trickle *tr, const char *key, size_t klen)
 	}
 	if (trickle_entity_decode(e, tr->rec.ptr, tr->rec.len) < 0)
 		return -1;
-	tr->loaded_waiting = waits_for_retry(e);
+	tr->loaded_waiting = trickle_waits_for_retry(e);
 	return 1;
 }
 
 /* tr->e as key's entity record, the count of those waiting for a retry
  * kept with it. */
-static int save(struct trickle *tr, const char *key, size_t klen)
+int trickle_save(struct trickle *tr, const char *key, size_t klen)
 {
-	int waiting = waits_for_retry(&tr->e);
+	int waiting = trickle_waits_for_retry(&tr->e);
 
 	if (waiting && !tr->loaded_waiting)
 		tr->retry_waiting++;
@@ -221,7 +196,7 @@ static int go_in_flight(struct trickle *tr, const char *key, size_t klen,
 	if (store_put(tr->store, TRICKLE_SENT, e->msgid.ptr, e->msgid.len, key,
 		      klen, 0) < 0)
 		return -1;
-	return save(tr, key, klen);
+	return trickle_save(tr, key, klen);
 }
 
 /* ---- choosing the next version ------------------------------------------------ */
@@ -296,7 +271,7 @@ static int next_version(struct trickle *tr, const char *key, size_t klen)
 	return found;
 }
 
-static void hold_ready(struct trickle *tr, const char *key, size_t klen)
+void trickle_hold_ready(struct trickle *tr, const char *key, size_t klen)
 {
 	uint32_t n = (uint32_t)klen;
 
@@ -329,9 +304,9 @@ static int go_next(struct trickle *tr, const char *key, size_t klen,
 	if (tr->opt.hold ||
 	    (tr->opt.max_in_flight && tr->in_flight >= tr->opt.max_in_flight)) {
 		if (e->state != TR_READY && !tr->opt.hold)
-			hold_ready(tr, key, klen);
+			trickle_hold_ready(tr, key, klen);
 		e->state = TR_READY;
-		return save(tr, key, klen);
+		return trickle_save(tr, key, klen);
 	}
 	e->state = TR_READY;
 	if (msgid)
@@ -351,11 +326,11 @@ static int go_on(struct trickle *tr, const char *key, size_t klen, int64_t now)
 	clear_current(&tr->e);
 	tr->e.state = TR_IDLE;
 	tr->e.next_at = tr->opt.forget ? now + tr->opt.forget : 0;
-	return save(tr, key, klen);
+	return trickle_save(tr, key, klen);
 }
 
 /* A slot under the cap came free: the first entity held for one goes. */
-static int fill_slots(struct trickle *tr, int64_t now)
+int trickle_fill_slots(struct trickle *tr, int64_t now)
 {
 	while (tr->ready_head < tr->ready.len && !tr->opt.hold &&
 	       (!tr->opt.max_in_flight || tr->in_flight < tr->opt.max_in_flight)) {
@@ -364,7 +339,7 @@ static int fill_slots(struct trickle *tr, int64_t now)
 		struct buf key = BUF_INIT;
 		buf_add(&key, tr->ready.ptr + tr->ready_head + sizeof(n), n);
 		tr->ready_head += sizeof(n) + n;
-		int r = load(tr, key.ptr, key.len);
+		int r = trickle_load(tr, key.ptr, key.len);
 		if (r > 0 && tr->e.state == TR_READY)
 			r = go_on(tr, key.ptr, key.len, now);
 		buf_release(&key);
@@ -392,7 +367,7 @@ int trickle_request(struct trickle *tr, const char *key, size_t klen,
 		return TRICKLE_INVALID;
 	}
 	version_key(tr, key, klen, sk.ptr, sk.len);
-	if (load(tr, key, klen) < 0)
+	if (trickle_load(tr, key, klen) < 0)
 		goto out;
 	r = store_get(tr->store, TRICKLE_VERSION, tr->vkey.ptr, tr->vkey.len, NULL, NULL);
 	if (r != 0) {
@@ -452,7 +427,7 @@ static int finish_current(struct trickle *tr, const char *key, size_t klen,
 	e->state = TR_IDLE;
 	if (go_on(tr, key, klen, now) < 0)
 		return -1;
-	return fill_slots(tr, now);
+	return trickle_fill_slots(tr, now);
 }
 
 static int failed(struct trickle *tr, const char *key, size_t klen,
@@ -474,9 +449,9 @@ static int failed(struct trickle *tr, const char *key, size_t klen,
 	buf_addstr(&e->status, status ? status : "");
 	buf_reset(&e->error);
 	buf_addstr(&e->error, error ? error : "");
-	if (save(tr, key, klen) < 0)
+	if (trickle_save(tr, key, klen) < 0)
 		return -1;
-	return fill_slots(tr, now);
+	return trickle_fill_slots(tr, now);
 }
 
 int trickle_response(struct trickle *tr, const char *msgid, int success,
@@ -486,7 +461,7 @@ int trickle_response(struct trickle *tr, const char *msgid, int success,
 	int r = store_get(tr->store, TRICKLE_SENT, msgid, strlen(msgid), &key, NULL);
 
 	if (r > 0)
-		r = load(tr, key.ptr, key.len);
+		r = trickle_load(tr, key.ptr, key.len);
 	if (r > 0 && (tr->e.state != TR_IN_FLIGHT || strcmp(tr->e.msgid.ptr, msgid)))
 		r = 0;
 	if (r > 0 && success) {
@@ -537,7 +512,7 @@ int trickle_tick(struct trickle *tr, int64_t now)
 				return -1;
 			continue;
 		}
-		r = load(tr, key.ptr, key.len);
+		r = trickle_load(tr, key.ptr, key.len);
 		if (r > 0 && tr->e.state == TR_FAILED) {
 			tr->counts.retried++;
 			r = send_again(tr, key.ptr, key.len, now);
@@ -550,7 +525,7 @@ int trickle_tick(struct trickle *tr, int64_t now)
 			r = store_delete(tr->store, TRICKLE_ENTITY, key.ptr, key.len);
 		} else if (r >= 0) {
 			tr->e.next_at = 0;	/* nothing to do: no timer */
-			r = save(tr, key.ptr, key.len);
+			r = trickle_save(tr, key.ptr, key.len);
 		}
 		buf_release(&key);
 		if (r < 0)
@@ -573,7 +548,7 @@ int trickle_command(struct trickle *tr, enum trickle_command c, const char *id,
 		return r < 0 ? -1 : 2;
 	/* Committed with what it did, in the same batch. */
 	if (store_put(tr->store, TRICKLE_APPLIED, id, strlen(id), "", 0,
-		      now + APPLIED_KEPT) < 0 || (r = load(tr, key, klen)) < 0)
+		      now + APPLIED_KEPT) < 0 || (r = trickle_load(tr, key, klen)) < 0)
 		return -1;
 	if ((c == TRICKLE_RELEASE && e->state == TR_IN_FLIGHT) ||
 	    (c != TRICKLE_RELEASE && (e->state == TR_IN_FLIGHT || e->state == TR_FAILED))) {
@@ -581,7 +556,7 @@ int trickle_command(struct trickle *tr, enum trickle_command c, const char *id,
 			/* Due now: the timers send it (a run that holds
 			 * everything leaves it due for the next one). */
 			e->next_at = now;
-			r = save(tr, key, klen);
+			r = trickle_save(tr, key, klen);
 		} else {
 			if (c == TRICKLE_SKIP)
 				tr->counts.skipped++;
@@ -598,126 +573,3 @@ int trickle_command(struct trickle *tr, enum trickle_command c, const char *id,
 	return 0;
 }
 
-/* ---- the batch ----------------------------------------------------------------- */
-
-/* Send the version of record key vkey as attempt n: 0 (sent, or gone
- * meanwhile), -1 (store). */
-static int send_one(struct trickle *tr, const char *vkey, size_t n,
-		    uint64_t attempt)
-{
-	const char *block, *body;
-	size_t blen, len;
-	int64_t at;
-	int r = store_get(tr->store, TRICKLE_VERSION, vkey, n, &tr->rec, NULL);
-
-	if (r <= 0)
-		return r;
-	if (msgrec_split(tr->rec.ptr, tr->rec.len, &at, &block, &blen, &body, &len) < 0) {
-		errno = EINVAL;
-		return -1;
-	}
-	buf_reset(&tr->scratch);
-	if (attempt > 1) {
-		char a[24];
-		snprintf(a, sizeof(a), "%" PRIu64, attempt);
-		frame_block_set(&tr->key, block, blen, "Trickle-Attempt", a);
-		block = tr->key.ptr;
-		blen = tr->key.len;
-	}
-	if (tr->out.send(tr->out.ctx, block, blen, body, len, &tr->scratch) == 0)
-		tr->counts.sent++;
-	return 0;
-}
-
-int trickle_sync(struct trickle *tr)
-{
-	size_t off = 0;
-
-	if (store_commit(tr->store) < 0)
-		return -1;
-	while (off < tr->sends.len) {
-		uint32_t n;
-		uint64_t attempt;
-		memcpy(&n, tr->sends.ptr + off, sizeof(n));
-		memcpy(&attempt, tr->sends.ptr + off + sizeof(n) + n, sizeof(attempt));
-		if (send_one(tr, tr->sends.ptr + off + sizeof(n), n, attempt) < 0)
-			return -1;
-		off += sizeof(n) + n + sizeof(attempt);
-	}
-	buf_reset(&tr->sends);
-	return 0;
-}
-
-/* ---- restart ------------------------------------------------------------------- */
-
-/*
- * This run's --resend-after or --retry-after for an entity an earlier
- * run left without a deadline (it ran without the option): 1 when one
- * was set. One already set stays as it is.
- */
-static int add_deadline(struct trickle *tr)
-{
-	struct trickle_entity *e = &tr->e;
-
-	if (e->next_at || (tr->opt.max_attempts && e->attempts >= tr->opt.max_attempts))
-		return 0;
-	if (e->state == TR_IN_FLIGHT && tr->opt.resend_after)
-		e->next_at = e->since + tr->opt.resend_after;
-	else if (e->state == TR_FAILED && tr->opt.retry_after)
-		e->next_at = e->failed_at + tr->opt.retry_after;
-	return e->next_at != 0;
-}
-
-static int check_order(struct trickle *tr, struct buf *why)
-{
-	const char *mine = tr->opt.order == TRICKLE_TEXT ? "text" : "number";
-	int r = store_get(tr->store, TRICKLE_META, "order", 5, &tr->rec, NULL);
-
-	if (r < 0)
-		return -1;
-	if (r == 0)
-		return store_put(tr->store, TRICKLE_META, "order", 5, mine, strlen(mine), 0);
-	if (tr->rec.len == strlen(mine) && !memcmp(tr->rec.ptr, mine, tr->rec.len))
-		return 0;
-	buf_addf(why, "the state was kept with --version-order %.*s",
-		 (int)tr->rec.len, tr->rec.ptr);
-	errno = EINVAL;
-	return -1;
-}
-
-int trickle_restore(struct trickle *tr, int64_t now, struct buf *why)
-{
-	struct store_iter it;
-	struct store_rec rec;
-	int r;
-
-	if (check_order(tr, why) < 0)
-		return -1;
-	store_iter_init(&it, tr->store, TRICKLE_ENTITY, "", 0);
-	while ((r = store_iter_next(&it, &rec, &tr->rec)) == 1) {
-		if (trickle_entity_decode(&tr->e, tr->rec.ptr, tr->rec.len) < 0) {
-			buf_addstr(why, "a damaged entity record");
-			r = -1;
-			break;
-		}
-		tr->loaded_waiting = waits_for_retry(&tr->e);
-		tr->retry_waiting += (uint64_t)tr->loaded_waiting;
-		if (tr->e.state == TR_IN_FLIGHT)
-			tr->in_flight++;
-		else if (tr->e.state == TR_READY)
-			hold_ready(tr, rec.key, rec.key_len);
-		if (add_deadline(tr)) {
-			/* rec's name lasts only until the store changes */
-			buf_reset(&tr->key);
-			buf_add(&tr->key, rec.key, rec.key_len);
-			if (save(tr, tr->key.ptr, tr->key.len) < 0) {
-				r = -1;
-				break;
-			}
-		}
-	}
-	store_iter_release(&it);
-	if (r < 0)
-		return -1;
-	return fill_slots(tr, now);
-}
