@@ -1,0 +1,207 @@
+#!/usr/bin/env bats
+# inbox:DIR across crashes, overlapping runs and a failing disk: msg-wrap
+# killed with SIGKILL again and again (at random, and aimed between the
+# publication of its output and the deletion of its files) loses no file
+# and repeats only files it held claimed at a kill; ten overlapping
+# --once runs beside a writer still dropping files take each file once;
+# EIO and ENOSPC at each step (the claim, the read, the output, the
+# deletion) end the run with a clean error, and the next run delivers
+# every file once.
+
+load test_helper
+bats_require_minimum_version 1.5.0
+load fixtures/dir/dir
+load crash/build
+load crash/startup
+
+setup_file() {
+	cc_preload "$BATS_FILE_TMPDIR/faultinject.so" "$MSG_TOP/tests/faults/faultinject.c"
+	local cal=$BATS_FILE_TMPDIR/calibrate t0 work_ms
+	mkdir "$cal.empty"
+	STARTUP_MS=$(fastest_ms msg-wrap --once --settle 0 --output "dir:$cal.out" \
+		"inbox:$cal.empty")
+	export STARTUP_MS
+	# The kill windows follow from the time the work of the crash test
+	# takes here uninterrupted (its files, from the inbox to a spool): a
+	# quarter of it, from 20 ms to 3 s, so that a run killed at random
+	# often gets through a batch or two and the kills fall all along the
+	# work, whatever the machine's speed, its load or a sanitizer's cost.
+	inbox_fill "$cal" 1 "$(crash_files)"
+	t0=${EPOCHREALTIME/./}
+	msg-wrap --once --settle 0 --output "dir:$cal.out" "inbox:$cal"
+	work_ms=$(((${EPOCHREALTIME/./} - t0) / 1000))
+	kill_plan "$work_ms"
+	WINDOW_MS=$((work_ms / 4))
+	[ "$WINDOW_MS" -ge 20 ] || WINDOW_MS=20
+	[ "$WINDOW_MS" -le 3000 ] || WINDOW_MS=3000
+}
+
+# crash_files: how many files the crash test drops, fewer under the
+# sanitizers, whose every run costs a third of a second more.
+crash_files() {
+	case $MSG_BIN in
+	*san*) echo 100 ;;
+	*) echo 300 ;;
+	esac
+}
+
+# inbox_fill DIR FIRST LAST: files fNNNN (N from FIRST to LAST, four
+# digits) holding bNNNN in the inbox DIR, made if missing. One perl
+# process: a thousand printf(1) redirections cost seconds.
+inbox_fill() {
+	perl -e '
+		my ($dir, $first, $last) = @ARGV;
+		mkdir $dir or $!{EEXIST} or die "$dir: $!";
+		for my $i ($first .. $last) {
+			my $n = sprintf "%04d", $i;
+			open my $f, ">", "$dir/f$n" or die "$dir/f$n: $!";
+			print $f "b$n";
+			close $f or die "$dir/f$n: $!";
+		}' "$@"
+}
+
+# names FIRST LAST: the names inbox_fill gives, one a line.
+names() {
+	perl -e 'printf "f%04d\n", $_ for $ARGV[0] .. $ARGV[1]' "$1" "$2"
+}
+
+# claimed: the names of the files claimed in in/.msg/work, one a line.
+claimed() {
+	find in/.msg/work -mindepth 2 -type f ! -name lock -printf '%f\n' 2>/dev/null
+}
+
+# delivered: the File-Name of each message in the spool out, one a line,
+# sorted; each message's body must be its file's content.
+delivered() {
+	spooled out | msg-unwrap -e | perl -ne '
+		my ($name) = /"File-Name":"([^"]*)"/ or die "no File-Name: $_";
+		my ($body) = /"body":"([^"]*)"/ or die "no body: $_";
+		$body eq "b" . substr($name, 1) or die "$name holds $body";
+		print "$name\n"' | sort
+}
+
+# inbox_drained: no file is left in the inbox in, none claimed, no run's
+# directory left in in/.msg/work, nothing set aside.
+inbox_drained() {
+	[ -z "$(ls in)" ] && [ -z "$(ls -A in/.msg/work)" ] && [ ! -e in/.msg/failed ]
+}
+
+# once_each FIRST LAST: out holds the message of each of the files
+# FIRST..LAST exactly once, and nothing else.
+once_each() {
+	delivered >got
+	names "$1" "$2" | diff - got
+}
+
+# ---- SIGKILL ----
+
+@test "crash: msg-wrap inbox: killed again and again, at random and between publishing and deleting, loses no file and repeats only files claimed at a kill" {
+	local n pid ms kills=0 extra deadline=$((SECONDS + 240))
+	n=$(crash_files)
+	RANDOM=94
+	inbox_fill in 1 "$n"
+	# The first kill is aimed: after the first batch's messages are
+	# published in out/new and synced, at the deletion of its first
+	# file, so the files of that batch are always delivered again.
+	run -137 faulty FAULT_FUNCS=unlinkat FAULT_PATH="$PWD/in/.msg/work/*/f*" \
+		FAULT_ERRNO=kill -- timeout -k 5 60 msg-wrap --settle 0 --output dir:out inbox:in
+	[[ $(cat faults.log) == "unlinkat $PWD/in/.msg/work/"*"/f"[0-9][0-9][0-9][0-9]" killed" ]]
+	claimed >inflight
+	[ -s inflight ]
+	[ "$(nfiles out/new)" = "$(wc -l <inflight)" ]
+	echo "kill windows: $((STARTUP_MS * 2 / 3)) to $((STARTUP_MS + WINDOW_MS)) ms"
+	while [ "$kills" -lt "$MIN_KILLS" ] ||
+		{ [ "$kills" -lt "$ROUNDS" ] && [ -n "$(ls in)" ]; }; do
+		spawn msg-wrap --settle 0 --output dir:out inbox:in 2>run.err
+		pid=$spawned
+		ms=$((STARTUP_MS * 2 / 3 + RANDOM * (STARTUP_MS / 3 + WINDOW_MS) / 32768))
+		sleep "$((ms / 1000)).$(printf %03d $((ms % 1000)))"
+		kill -KILL "$pid" 2>/dev/null || true
+		status_of "$pid" 20
+		# Without --once it waits for more: it never ends by itself.
+		if [ "$status" != 137 ]; then
+			echo "run $((kills + 1)) ended by itself, status $status:"
+			cat run.err
+			return 1
+		fi
+		kills=$((kills + 1))
+		claimed >>inflight
+		[ "$SECONDS" -lt "$deadline" ]
+	done 2>/dev/null
+	echo "$kills kills; left in the inbox: $(ls in | wc -l)"
+	# The last run, without kills, takes back what the killed ones held.
+	run -0 --separate-stderr timeout -k 5 120 msg-wrap --once --settle 0 \
+		--output dir:out inbox:in
+	[ -z "$stderr" ]
+	inbox_drained
+	# A killed writer may leave files in out/tmp, never in out/new: every
+	# message there is whole and holds its file's content.
+	delivered >got
+	names 1 "$n" | diff - <(uniq got)
+	# A file is there more than once only if it was claimed at a kill,
+	# once more at most for each such kill.
+	uniq -c got | awk '
+		FILENAME == ARGV[1] { inflight[$1]++; next }
+		$1 - 1 > inflight[$2] + 0 {
+			print $2 ": " $1 " copies, claimed at " inflight[$2] + 0 " kills"
+		}' inflight - >violations
+	cat violations
+	[ ! -s violations ]
+	extra=$(($(wc -l <got) - n))
+	echo "extra copies: $extra"
+	# The aimed kill's batch came again.
+	[ "$extra" -gt 0 ]
+}
+
+# ---- overlapping runs ----
+
+@test "overlap: ten --once runs, some started at the same instant, beside a writer dropping 1,000 files: each file's message once, the inbox empty" {
+	local i writer pids=()
+	mkdir in
+	# The writer writes each file in place under its final name, as a
+	# partner's upload does, pausing every 50 files so that the runs
+	# meet it at work: a file still open is left to it (the lease).
+	spawn perl -e '
+		for my $i (1 .. 1000) {
+			my $n = sprintf "in/f%04d", $i;
+			open my $f, ">", $n or die "$n: $!";
+			print $f sprintf "b%04d", $i;
+			close $f or die "$n: $!";
+			select undef, undef, undef, 0.05 if $i % 50 == 0;
+		}'
+	writer=$spawned
+	# run_once N: one --once run, its exit status in run.N.status and
+	# its stderr, the counts of --stats, in run.N.err.
+	run_once() {
+		spawn sh -c 'msg-wrap --once --stats --settle 0 --output dir:out inbox:in \
+			2>"run.$1.err"; echo $? >"run.$1.status"' _ "$1"
+		pids+=("$spawned")
+	}
+	# Three at the same instant as the writer starts, three more at the
+	# same instant once it is a third through, two at two thirds, and two
+	# more at the same instant once it is done, for what came last.
+	for i in 1 2 3; do run_once "$i"; done
+	wait_until 60 eval '[ "$(ls in | wc -l)" -ge 300 ] || gone "$writer"'
+	for i in 4 5 6; do run_once "$i"; done
+	wait_until 60 eval '[ -e in/f0700 ] || gone "$writer"'
+	run_once 7
+	run_once 8
+	status_of "$writer" 120
+	[ "$status" = 0 ]
+	# Those still going may or may not see the last files: the last two
+	# start after the writer is done, so every file is listed by one.
+	for i in 9 10; do run_once "$i"; done
+	for i in "${pids[@]}"; do
+		status_of "$i" 120
+	done
+	[ "$(cat run.*.status | sort -u)" = 0 ]
+	[ "$(ls run.*.status | wc -l)" = 10 ]
+	# Nothing said but the counts; between them, 1,000 files, shared.
+	cat run.*.err
+	perl -ne '/^msg-wrap: stats: in (\d+), out \1, invalid 0$/ or die "run said: $_";
+		$sum += $1; $runs++ if $1 > 0;
+		END { print "$runs runs took files\n"; exit !($sum == 1000 && $runs >= 2) }' \
+		run.*.err
+	inbox_drained
+	once_each 1 1000
+}
