@@ -205,3 +205,59 @@ once_each() {
 	inbox_drained
 	once_each 1 1000
 }
+
+# ---- a failing disk ----
+
+# faulty_wrap ERRNO FUNCS PATH [AT]: msg-wrap --once over the inbox in
+# into the spool out, the AT-th (default 3rd) call of FUNCS on a file
+# that PATH matches failing with ERRNO; its stderr shown.
+faulty_wrap() {
+	rm -f faults.log
+	run --separate-stderr faulty FAULT_ERRNO="$1" FAULT_FUNCS="$2" FAULT_PATH="$3" \
+		FAULT_AT="${4:-3}" -- timeout -k 5 60 msg-wrap --once --settle 0 \
+		--output dir:out inbox:in
+	echo "status $status: $stderr"
+	[ "$(wc -l <faults.log)" = 1 ]
+}
+
+# rerun: the next run, without faults, succeeds and drains the inbox.
+rerun() {
+	run -0 --separate-stderr timeout -k 5 60 msg-wrap --once --settle 0 \
+		--output dir:out inbox:in
+	[ -z "$stderr" ]
+	inbox_drained
+}
+
+# rerun_once N: rerun, which leaves each of the N files' messages in out
+# exactly once.
+rerun_once() {
+	rerun
+	once_each 1 "$1"
+}
+
+# errtext ERRNO: what strerror says of it.
+errtext() {
+	case $1 in
+	EIO) echo 'Input/output error' ;;
+	ENOSPC) echo 'No space left on device' ;;
+	esac
+}
+
+@test "faults: EIO and ENOSPC reading a claimed file: exit 74 naming it, the files before it done, the next run takes it once" {
+	local e
+	for e in EIO ENOSPC; do
+		rm -rf in out
+		inbox_fill in 1 10
+		faulty_wrap "$e" read "$PWD/in/.msg/work/*"
+		[ "$status" = 74 ]
+		[ "$stderr" = "msg-wrap: cannot read 'inbox:in/f0003': $(errtext "$e")" ]
+		# Not the file's fault: back in the inbox, never set aside.
+		[ "$(cat in/f0003)" = b0003 ]
+		[ ! -e in/.msg/failed ]
+		# The two before it are out and gone; the rest wait.
+		delivered >got
+		names 1 2 | diff - got
+		[ ! -e in/f0001 ] && [ ! -e in/f0002 ]
+		rerun_once 10
+	done
+}
