@@ -261,3 +261,21 @@ errtext() {
 		rerun_once 10
 	done
 }
+
+@test "faults: EIO and ENOSPC claiming a file: named on stderr, left in the inbox, the others taken, exit 74; the next run takes it once" {
+	local e
+	for e in EIO ENOSPC; do
+		rm -rf in out
+		inbox_fill in 1 10
+		# The claim is a rename out of the inbox into in/.msg/work.
+		faulty_wrap "$e" renameat "$PWD/in/f*"
+		[ "$status" = 74 ]
+		[ "$stderr" = "msg-wrap: cannot claim 'inbox:in/f0003': $(errtext "$e")" ]
+		[ "$(ls in)" = f0003 ]
+		[ "$(cat in/f0003)" = b0003 ]
+		[ -z "$(ls -A in/.msg/work)" ]
+		delivered >got
+		names 1 10 | grep -v -x f0003 | diff - got
+		rerun_once 10
+	done
+}
