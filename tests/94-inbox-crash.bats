@@ -279,3 +279,71 @@ errtext() {
 		rerun_once 10
 	done
 }
+
+@test "faults: EIO and ENOSPC writing or syncing the dir: output's files: exit 74 naming the output, no file deleted, the next run delivers each once" {
+	local e step
+	for e in EIO ENOSPC; do
+		for step in write fsync; do
+			rm -rf in out
+			inbox_fill in 1 10
+			# The third message's file in out/tmp: its write, or its
+			# sync before it is published.
+			faulty_wrap "$e" "$step" "$PWD/out/tmp/*"
+			[ "$status" = 74 ]
+			[ "$stderr" = "msg-wrap: cannot write 'dir:out': $(errtext "$e")" ]
+			# Nothing published, so nothing taken: the two files
+			# before it stay claimed for the next run, the third is
+			# given back.
+			[ "$(nfiles out/new)" = 0 ]
+			claimed | sort | paste -sd ' ' | grep -qx 'f0001 f0002'
+			[ "$(ls in | wc -l)" = 8 ]
+			rerun_once 10
+		done
+	done
+}
+
+@test "faults: EIO and ENOSPC syncing the dir: output's new/ after publishing: exit 74, the batch kept claimed and delivered again, nothing lost" {
+	local e
+	for e in EIO ENOSPC; do
+		rm -rf in out
+		inbox_fill in 1 10
+		faulty_wrap "$e" dirsync "$PWD/out/new" 1
+		[ "$status" = 74 ]
+		[ "$stderr" = "msg-wrap: cannot write 'dir:out': $(errtext "$e")" ]
+		# Published but not known to be on the disk: the files are kept
+		# claimed, and the next run delivers them again.
+		delivered >got
+		claimed | sort | diff - got
+		names 1 10 | diff - got
+		rerun
+		delivered >got
+		names 1 10 | sed p | diff - got
+	done
+}
+
+@test "faults: EIO and ENOSPC deleting a file whose messages are out: exit 74, only that file delivered again; a failed sync of the deletions repeats none" {
+	local e failed
+	for e in EIO ENOSPC; do
+		rm -rf in out
+		inbox_fill in 1 10
+		faulty_wrap "$e" unlinkat "$PWD/in/.msg/work/*/f*"
+		[ "$status" = 74 ]
+		[[ $stderr == "msg-wrap: cannot remove "*"'inbox:in"*"': $(errtext "$e")" ]]
+		# The others are deleted; the one that could not be stays
+		# claimed, its message already out.
+		failed=$(awk '{ sub(/.*\//, "", $2); print $2 }' faults.log)
+		[ "$(claimed)" = "$failed" ]
+		[ "$(ls in)" = '' ]
+		rerun
+		delivered >got
+		{ names 1 10; echo "$failed"; } | sort | diff - got
+		# The deletions made but not synced: none is delivered again.
+		rm -rf in out
+		inbox_fill in 1 10
+		faulty_wrap "$e" dirsync "$PWD/in/.msg/work/*" 1
+		[ "$status" = 74 ]
+		[[ $stderr == "msg-wrap: cannot remove "*"'inbox:in"*"': $(errtext "$e")" ]]
+		[ -z "$(claimed)" ]
+		rerun_once 10
+	done
+}
