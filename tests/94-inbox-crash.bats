@@ -155,6 +155,16 @@ once_each() {
 
 # ---- overlapping runs ----
 
+# once_run N: one --once run in the background, its exit status in
+# run.N.status and its stderr, the counts of --stats, in run.N.err; its
+# pid added to the caller's pids.
+once_run() {
+	spawn sh -c 'msg-wrap --once --stats --settle 0 --output dir:out inbox:in \
+		2>"run.$1.err"; echo $? >"run.$1.status"' _ "$1"
+	pids+=("$spawned")
+}
+
+# shellcheck disable=SC2030 # status_of's $status is for this test alone
 @test "overlap: ten --once runs, some started at the same instant, beside a writer dropping 1,000 files: each file's message once, the inbox empty" {
 	local i writer pids=()
 	mkdir in
@@ -170,29 +180,22 @@ once_each() {
 			select undef, undef, undef, 0.05 if $i % 50 == 0;
 		}'
 	writer=$spawned
-	# run_once N: one --once run, its exit status in run.N.status and
-	# its stderr, the counts of --stats, in run.N.err.
-	run_once() {
-		spawn sh -c 'msg-wrap --once --stats --settle 0 --output dir:out inbox:in \
-			2>"run.$1.err"; echo $? >"run.$1.status"' _ "$1"
-		pids+=("$spawned")
-	}
 	# Three at the same instant as the writer starts, three more at the
 	# same instant once it is a third through, two at two thirds, and two
 	# more at the same instant once it is done, for what came last.
-	for i in 1 2 3; do run_once "$i"; done
+	for i in 1 2 3; do once_run "$i"; done
 	wait_until 60 eval '[ "$(ls in | wc -l)" -ge 300 ] || gone "$writer"'
-	for i in 4 5 6; do run_once "$i"; done
+	for i in 4 5 6; do once_run "$i"; done
 	wait_until 60 eval '[ -e in/f0700 ] || gone "$writer"'
-	run_once 7
-	run_once 8
+	once_run 7
+	once_run 8
 	status_of "$writer" 120
 	[ "$status" = 0 ]
 	# Those still going may or may not see the last files: the last two
 	# start after the writer is done, so every file is listed by one.
-	for i in 9 10; do run_once "$i"; done
+	for i in 9 10; do once_run "$i"; done
 	for i in "${pids[@]}"; do
-		status_of "$i" 120
+		wait_until 120 gone "$i"
 	done
 	[ "$(cat run.*.status | sort -u)" = 0 ]
 	[ "$(ls run.*.status | wc -l)" = 10 ]
@@ -216,6 +219,7 @@ faulty_wrap() {
 	run --separate-stderr faulty FAULT_ERRNO="$1" FAULT_FUNCS="$2" FAULT_PATH="$3" \
 		FAULT_AT="${4:-3}" -- timeout -k 5 60 msg-wrap --once --settle 0 \
 		--output dir:out inbox:in
+	# shellcheck disable=SC2031 # run's, just above, not status_of's in a test
 	echo "status $status: $stderr"
 	[ "$(wc -l <faults.log)" = 1 ]
 }
