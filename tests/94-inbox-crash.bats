@@ -96,7 +96,7 @@ once_each() {
 # ---- SIGKILL ----
 
 @test "crash: msg-wrap inbox: killed again and again, at random and between publishing and deleting, loses no file and repeats only files claimed at a kill" {
-	local n pid ms kills=0 extra deadline=$((SECONDS + 240))
+	local n pid kills=0 extra deadline=$((SECONDS + 240))
 	n=$(crash_files)
 	RANDOM=94
 	inbox_fill in 1 "$n"
@@ -114,16 +114,8 @@ once_each() {
 		{ [ "$kills" -lt "$ROUNDS" ] && [ -n "$(ls in)" ]; }; do
 		spawn msg-wrap --settle 0 --output dir:out inbox:in 2>run.err
 		pid=$spawned
-		ms=$((STARTUP_MS * 2 / 3 + RANDOM * (STARTUP_MS / 3 + WINDOW_MS) / 32768))
-		sleep "$((ms / 1000)).$(printf %03d $((ms % 1000)))"
-		kill -KILL "$pid" 2>/dev/null || true
-		status_of "$pid" 20
-		# Without --once it waits for more: it never ends by itself.
-		if [ "$status" != 137 ]; then
-			echo "run $((kills + 1)) ended by itself, status $status:"
-			cat run.err
-			return 1
-		fi
+		sleep_ms $((STARTUP_MS * 2 / 3 + RANDOM * (STARTUP_MS / 3 + WINDOW_MS) / 32768))
+		kill_run "$pid" run.err $((kills + 1))
 		kills=$((kills + 1))
 		claimed >>inflight
 		[ "$SECONDS" -lt "$deadline" ]
@@ -211,16 +203,20 @@ once_run() {
 
 # ---- a failing disk ----
 
-# faulty_wrap ERRNO FUNCS PATH [AT]: msg-wrap --once over the inbox in
-# into the spool out, the AT-th (default 3rd) call of FUNCS on a file
-# that PATH matches failing with ERRNO; its stderr shown.
+# faulty_wrap ERRNO FUNCS PATH [AT]: a fresh inbox in of ten files, and
+# msg-wrap --once over it into the spool out with the AT-th (default
+# 3rd) call of FUNCS on a file that PATH matches failing with ERRNO:
+# it exits 74, its stderr shown. (Its $status is run's, not the one
+# status_of sets in a test.)
+# shellcheck disable=SC2031
 faulty_wrap() {
-	rm -f faults.log
+	rm -rf in out faults.log
+	inbox_fill in 1 10
 	run --separate-stderr faulty FAULT_ERRNO="$1" FAULT_FUNCS="$2" FAULT_PATH="$3" \
 		FAULT_AT="${4:-3}" -- timeout -k 5 60 msg-wrap --once --settle 0 \
 		--output dir:out inbox:in
-	# shellcheck disable=SC2031 # run's, just above, not status_of's in a test
 	echo "status $status: $stderr"
+	[ "$status" = 74 ]
 	[ "$(wc -l <faults.log)" = 1 ]
 }
 
@@ -250,10 +246,7 @@ errtext() {
 @test "faults: EIO and ENOSPC reading a claimed file: exit 74 naming it, the files before it done, the next run takes it once" {
 	local e
 	for e in EIO ENOSPC; do
-		rm -rf in out
-		inbox_fill in 1 10
 		faulty_wrap "$e" read "$PWD/in/.msg/work/*"
-		[ "$status" = 74 ]
 		[ "$stderr" = "msg-wrap: cannot read 'inbox:in/f0003': $(errtext "$e")" ]
 		# Not the file's fault: back in the inbox, never set aside.
 		[ "$(cat in/f0003)" = b0003 ]
@@ -261,7 +254,8 @@ errtext() {
 		# The two before it are out and gone; the rest wait.
 		delivered >got
 		names 1 2 | diff - got
-		[ ! -e in/f0001 ] && [ ! -e in/f0002 ]
+		[ ! -e in/f0001 ]
+		[ ! -e in/f0002 ]
 		rerun_once 10
 	done
 }
@@ -269,11 +263,8 @@ errtext() {
 @test "faults: EIO and ENOSPC claiming a file: named on stderr, left in the inbox, the others taken, exit 74; the next run takes it once" {
 	local e
 	for e in EIO ENOSPC; do
-		rm -rf in out
-		inbox_fill in 1 10
 		# The claim is a rename out of the inbox into in/.msg/work.
 		faulty_wrap "$e" renameat "$PWD/in/f*"
-		[ "$status" = 74 ]
 		[ "$stderr" = "msg-wrap: cannot claim 'inbox:in/f0003': $(errtext "$e")" ]
 		[ "$(ls in)" = f0003 ]
 		[ "$(cat in/f0003)" = b0003 ]
@@ -288,12 +279,9 @@ errtext() {
 	local e step
 	for e in EIO ENOSPC; do
 		for step in write fsync; do
-			rm -rf in out
-			inbox_fill in 1 10
 			# The third message's file in out/tmp: its write, or its
 			# sync before it is published.
 			faulty_wrap "$e" "$step" "$PWD/out/tmp/*"
-			[ "$status" = 74 ]
 			[ "$stderr" = "msg-wrap: cannot write 'dir:out': $(errtext "$e")" ]
 			# Nothing published, so nothing taken: the two files
 			# before it stay claimed for the next run, the third is
@@ -309,10 +297,7 @@ errtext() {
 @test "faults: EIO and ENOSPC syncing the dir: output's new/ after publishing: exit 74, the batch kept claimed and delivered again, nothing lost" {
 	local e
 	for e in EIO ENOSPC; do
-		rm -rf in out
-		inbox_fill in 1 10
 		faulty_wrap "$e" dirsync "$PWD/out/new" 1
-		[ "$status" = 74 ]
 		[ "$stderr" = "msg-wrap: cannot write 'dir:out': $(errtext "$e")" ]
 		# Published but not known to be on the disk: the files are kept
 		# claimed, and the next run delivers them again.
@@ -328,10 +313,7 @@ errtext() {
 @test "faults: EIO and ENOSPC deleting a file whose messages are out: exit 74, only that file delivered again; a failed sync of the deletions repeats none" {
 	local e failed
 	for e in EIO ENOSPC; do
-		rm -rf in out
-		inbox_fill in 1 10
 		faulty_wrap "$e" unlinkat "$PWD/in/.msg/work/*/f*"
-		[ "$status" = 74 ]
 		[[ $stderr == "msg-wrap: cannot remove "*"'inbox:in"*"': $(errtext "$e")" ]]
 		# The others are deleted; the one that could not be stays
 		# claimed, its message already out.
@@ -342,10 +324,7 @@ errtext() {
 		delivered >got
 		{ names 1 10; echo "$failed"; } | sort | diff - got
 		# The deletions made but not synced: none is delivered again.
-		rm -rf in out
-		inbox_fill in 1 10
 		faulty_wrap "$e" dirsync "$PWD/in/.msg/work/*" 1
-		[ "$status" = 74 ]
 		[[ $stderr == "msg-wrap: cannot remove "*"'inbox:in"*"': $(errtext "$e")" ]]
 		[ -z "$(claimed)" ]
 		rerun_once 10
