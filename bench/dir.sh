@@ -36,24 +36,6 @@ route=$(bench_tool msg-route)
 lines=$BENCH_TMP/dir-lines.txt
 awk -v n="$N" 'BEGIN { for (i = 1; i <= n; i++) printf "message %08d %s\n", i, "payload-payload-payload-payload" }' >"$lines"
 
-shim=$BENCH_TMP/faultinject.so
-${CC:-cc} -O2 -shared -fPIC -o "$shim" "$here/../tests/faults/faultinject.c" -ldl ||
-	bench_die "cannot compile tests/faults/faultinject.c"
-
-# nosync CMD [ARG...]: CMD with every fsync skipped.
-nosync() {
-	LD_PRELOAD=$shim FAULT_FUNCS=fsync,fdatasync FAULT_ERRNO=none FAULT_COUNT=0 "$@"
-}
-
-# syncs LOG CMD [ARG...]: CMD with the syncs counted (and skipped) into LOG.
-syncs() {
-	_log=$1
-	shift
-	FAULT_LOG=$_log nosync "$@" || bench_die "'$*' failed"
-	[ -f "$_log" ] || : >"$_log"
-	wc -l <"$_log" | tr -d ' '
-}
-
 elapsed_us() {
 	_t0=$(date +%s%N)
 	"$@" || bench_die "'$*' failed"
@@ -62,7 +44,7 @@ elapsed_us() {
 	[ "$_us" -gt 0 ] || _us=1
 }
 
-# One round trip through dir:SPOOL, as PREFIX (nothing, or nosync) runs
+# One round trip through dir:SPOOL, as PREFIX (nothing, or bench_nosync) runs
 # it; best of BENCH_RUNS: IN_US and OUT_US. Every run checks that what
 # came out is what went in and that the spool is empty after.
 round_trip() {
@@ -94,7 +76,8 @@ through() {
 	_r=0
 	while [ "$_r" -lt "$BENCH_RUNS" ]; do
 		_a=$BENCH_TMP/from.$_r.$# _b=$BENCH_TMP/to.$_r.$#
-		nosync "$wrap" -l "$lines" --output "dir:$_a" || bench_die "filling '$_a' failed"
+		bench_nosync "$wrap" -l "$lines" --output "dir:$_a" ||
+			bench_die "filling '$_a' failed"
 		elapsed_us "$@" "$route" --once -f 'true()' --output "dir:$_b" "dir:$_a"
 		[ -z "$THROUGH_US" ] || [ "$_us" -lt "$THROUGH_US" ] && THROUGH_US=$_us
 		_got=$(find "$_b/new" -type f | wc -l)
@@ -106,17 +89,19 @@ through() {
 	done
 }
 
+bench_nosync_init
+
 fs=$(stat -f -c %T "$BENCH_TMP" 2>/dev/null || echo unknown)
 echo "dir: $N messages of $(($(wc -c <"$lines") / N)) bytes, spool on $fs"
 
 round_trip
 sync_in=$IN_US sync_out=$OUT_US
-round_trip nosync
+round_trip bench_nosync
 nosync_in=$IN_US nosync_out=$OUT_US
 
 through
 sync_through=$THROUGH_US
-through nosync
+through bench_nosync
 nosync_through=$THROUGH_US
 
 bench_measure "$lines" null "$wrap" -l
@@ -127,10 +112,11 @@ plain_out=$BENCH_US
 bench_measure "$BENCH_TMP/plain.msg" null "$route" -f 'true()'
 plain_through=$BENCH_US
 
-fsyncs_in=$(syncs "$BENCH_TMP/in.log" "$wrap" -l "$lines" --output "dir:$BENCH_TMP/counted")
-fsyncs_out=$(syncs "$BENCH_TMP/out.log" "$unwrap" --once "dir:$BENCH_TMP/counted" --output /dev/null)
-nosync "$wrap" -l "$lines" --output "dir:$BENCH_TMP/counted" || bench_die "msg-wrap failed"
-fsyncs_through=$(syncs "$BENCH_TMP/through.log" "$route" --once -f 'true()' \
+fsyncs_in=$(bench_count_syncs "$BENCH_TMP/in.log" "$wrap" -l "$lines" --output "dir:$BENCH_TMP/counted")
+fsyncs_out=$(bench_count_syncs "$BENCH_TMP/out.log" "$unwrap" --once "dir:$BENCH_TMP/counted" --output /dev/null)
+bench_nosync "$wrap" -l "$lines" --output "dir:$BENCH_TMP/counted" ||
+	bench_die "msg-wrap failed"
+fsyncs_through=$(bench_count_syncs "$BENCH_TMP/through.log" "$route" --once -f 'true()' \
 	--output "dir:$BENCH_TMP/counted-out" "dir:$BENCH_TMP/counted")
 
 # report TITLE LABEL-SYNC LABEL-NOSYNC SYNC_US NOSYNC_US PLAIN_US FSYNCS

@@ -419,6 +419,38 @@ bench_strace_syncs() {
 		END { print n + 0 }' "$BENCH_TMP/strace.out")
 }
 
+# bench_nosync_init: compiles the fault shim of tests/faults into the
+# scratch directory, for bench_nosync and bench_count_syncs (once, before
+# anything is timed). A broken run if it cannot be compiled.
+bench_nosync_init() {
+	BENCH_SHIM=$BENCH_TMP/faultinject.so
+	${CC:-cc} -O2 -shared -fPIC -o "$BENCH_SHIM" \
+		"$(dirname "$0")/../tests/faults/faultinject.c" -ldl ||
+		bench_die "cannot compile tests/faults/faultinject.c"
+}
+
+# bench_nosync CMD [ARG...]: CMD with every fsync(2) and fdatasync(2)
+# skipped, as a disk that acknowledges what it has not stored would (the
+# shim with FAULT_ERRNO=none). The time of a run this way against one
+# with its syncs says how much of it is the disk's; it is never a way to
+# run for real.
+bench_nosync() {
+	[ -n "${BENCH_SHIM:-}" ] || bench_die "bench_nosync without bench_nosync_init"
+	LD_PRELOAD=$BENCH_SHIM FAULT_FUNCS=fsync,fdatasync FAULT_ERRNO=none \
+		FAULT_COUNT=0 "$@"
+}
+
+# bench_count_syncs LOG CMD [ARG...]: prints how many syncs CMD made,
+# run under bench_nosync with each one listed in LOG (so skipped, and
+# counted without strace). A failing CMD is a broken run.
+bench_count_syncs() {
+	_bclog=$1
+	shift
+	FAULT_LOG=$_bclog bench_nosync "$@" || bench_die "'$*' failed"
+	[ -f "$_bclog" ] || : >"$_bclog"
+	wc -l <"$_bclog" | tr -d ' '
+}
+
 # bench_report_syncs LABEL SYNCS COUNT: SYNCS (from bench_strace_syncs)
 # per 1,000 of COUNT messages, with LABEL, as bench_report prints.
 bench_report_syncs() {

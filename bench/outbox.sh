@@ -35,15 +35,6 @@ awk -v n="$N" 'BEGIN {
 frames=$BENCH_TMP/records.msg
 "$wrap" -l "$lines" >"$frames" || bench_die "msg-wrap -l failed"
 
-shim=$BENCH_TMP/faultinject.so
-${CC:-cc} -O2 -shared -fPIC -o "$shim" "$here/../tests/faults/faultinject.c" -ldl ||
-	bench_die "cannot compile tests/faults/faultinject.c"
-
-# nosync CMD [ARG...]: CMD with every fsync skipped.
-nosync() {
-	LD_PRELOAD=$shim FAULT_FUNCS=fsync,fdatasync FAULT_ERRNO=none FAULT_COUNT=0 "$@"
-}
-
 # check DIR: N files holding the records, every one whole (a body has
 # no newline of its own, awk adds it); then DIR goes.
 check() {
@@ -75,7 +66,7 @@ tool() {
 	"$unwrap" -d "$out" <"$frames"
 }
 tool_nosync() {
-	nosync "$unwrap" -d "$out" <"$frames"
+	bench_nosync "$unwrap" -d "$out" <"$frames"
 }
 peer_split() {
 	mkdir "$out" && (cd "$out" && split -l 1 -a 6 "$lines")
@@ -85,6 +76,8 @@ peer_loop() {
 		printf '%s\n' "$_rec" >"$out/.tmp" && mv "$out/.tmp" "$out/${_rec%% *}"
 	done <"$lines"
 }
+
+bench_nosync_init
 
 fs=$(stat -f -c %T "$BENCH_TMP" 2>/dev/null || echo unknown)
 echo "outbox: $N messages of 1 KiB to files, directory on $fs"

@@ -45,6 +45,10 @@ static int inbox_in_next(struct channel_in *in, int wait,
 	case INBOX_PASSED:
 		src->kind = f.kind;
 		return CHANNEL_PASSED;
+	case INBOX_SKIPPED:
+		src->action = f.action;
+		src->err = f.err;
+		return CHANNEL_SKIPPED;
 	default:
 		return CHANNEL_NONE;
 	}

@@ -315,9 +315,18 @@ static int settled(struct inbox *ib, const struct inbox_entry *e)
 	return 0;
 }
 
+/* The entry cannot be taken for a fault of the machine (errno, as
+ * action failed): it stays in the inbox for a later try. */
+static int cannot(struct inbox_file *f, const char *action)
+{
+	f->action = action;
+	f->err = errno;
+	return INBOX_SKIPPED;
+}
+
 /* Claim the entry in hand and open it: INBOX_FILE, INBOX_PASSED,
  * INBOX_NONE when another run took it first or a writer still has it,
- * or -1. */
+ * or INBOX_SKIPPED. */
 static int open_entry(struct inbox *ib, const struct inbox_entry *e,
 		      struct inbox_file *f)
 {
@@ -333,7 +342,7 @@ static int open_entry(struct inbox *ib, const struct inbox_entry *e,
 		return INBOX_NONE;
 	claimed = inbox_work_claim(ib->work, e->path, &ib->claimed);
 	if (claimed <= 0)
-		return claimed < 0 ? -1 : INBOX_NONE;
+		return claimed < 0 ? cannot(f, "claim") : INBOX_NONE;
 	fd = dirent_open_regular(inbox_work_fd(ib->work), ib->claimed.ptr, &mode);
 	if (fd == DIRENT_NOT_REGULAR) {
 		/* Swapped for something else since it was listed. */
@@ -341,8 +350,10 @@ static int open_entry(struct inbox *ib, const struct inbox_entry *e,
 		f->kind = dirent_kind(mode);
 		return INBOX_PASSED;
 	}
-	if (fd < 0 || fstat(fd, &st) < 0)
-		return give_back(ib, fd);
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		give_back(ib, fd);
+		return cannot(f, "read");
+	}
 	file_headers(ib, e->path, &st);
 	f->fd = fd;
 	f->headers = &ib->headers;
@@ -420,7 +431,7 @@ int inbox_next(struct inbox *ib, int wait, struct inbox_file *f)
 		f->path = e->path;
 		f->name = ib->name.ptr;
 		found = open_entry(ib, e, f);
-		if (found == INBOX_PASSED &&
+		if ((found == INBOX_PASSED || found == INBOX_SKIPPED) &&
 		    !keyset_insert(ib->named, e->path, strlen(e->path), 0))
 			continue;	/* named already */
 		if (found == INBOX_NONE)

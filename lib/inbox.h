@@ -37,6 +37,9 @@ enum inbox_found {
 	INBOX_NONE,		/* nothing (more) this run */
 	INBOX_FILE,		/* a file, open for reading */
 	INBOX_PASSED,		/* not a regular file: left where it is */
+	INBOX_SKIPPED,		/* a file that could not be claimed or
+				 * opened (the machine's fault): left in
+				 * the inbox */
 };
 
 /* The entry in hand, valid until the next inbox_next. */
@@ -47,6 +50,8 @@ struct inbox_file {
 	/* INBOX_FILE: File-Name, File-Path, File-Size and File-Mtime. */
 	const struct headers *headers;
 	const char *kind;	/* INBOX_PASSED: "a symbolic link"... */
+	const char *action;	/* INBOX_SKIPPED: "claim" or "read" */
+	int err;		/* INBOX_SKIPPED: errno */
 };
 
 struct inbox;
@@ -59,8 +64,9 @@ struct inbox *inbox_open(const char *addr, const struct inbox_options *opt,
  * inbox is opened; once what was listed is handed out, nothing more is
  * found, unless wait is set: it is listed again, every second until
  * something is there or a stop is requested. An entry that is not a
- * regular file is passed over once per name. Returns what it found, or
- * -1 with errno when the directory cannot be read.
+ * regular file is passed over once per name, and so is one that cannot
+ * be claimed (tried again at each listing, said once). Returns what it
+ * found, or -1 with errno when the directory cannot be read.
  */
 int inbox_next(struct inbox *ib, int wait, struct inbox_file *f);
 /* The files handed out so far are finished with, the messages made from

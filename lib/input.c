@@ -47,14 +47,21 @@ static int can_set_aside(const struct input *in)
 
 void input_before_exit(struct input *in, int code)
 {
-	if (can_set_aside(in) && code == EX_DATAERR) {
+	if (!can_set_aside(in))
+		return;
+	/* The source in hand is set aside only when the tool refused its
+	 * data; when the machine failed (a read, memory), it goes back for
+	 * the next run, never blamed on its data. */
+	if (code == EX_DATAERR)
 		input_set_aside_current(in);
-		/* The messages read before it are done once their outputs are
-		 * out; a tool with state of its own may stop in the middle of
-		 * a message, so its batch is left to be read again. */
-		if (!in->ops->batch_end && frame_writers_flush_all() == 0)
-			in->current->ops->done(in->current);
-	}
+	else
+		in->current->ops->release(in->current);
+	/* The sources read before it are done once their outputs are out,
+	 * or the next run would deliver them again; a tool with state of
+	 * its own may stop in the middle of a message, so its batch is left
+	 * to be read again. */
+	if (!in->ops->batch_end && frame_writers_flush_all() == 0)
+		in->current->ops->done(in->current);
 }
 
 void input_refuse(struct input *in, const char *line)

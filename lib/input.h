@@ -99,9 +99,11 @@ void input_refuse(struct input *in, const char *line);
  * 74 when a spool entry could not be read, claimed or set aside, 65 when
  * a file was set aside, else 0. */
 int input_status(const struct input *in);
-/* For the exit hook: the tool stops with exit status code; a message it
- * refused (65) is set aside, and the ones before it are done, unless the
- * tool has a batch_end (its state may hold part of a message). */
+/* For the exit hook: the tool stops with exit status code in the middle
+ * of a source that can be set aside (a spool file, an inbox file): one it
+ * refused (65) is set aside, one it stopped at for any other reason is
+ * given back, and the ones before it are done, unless the tool has a
+ * batch_end (its state may hold part of a message). */
 void input_before_exit(struct input *in, int code);
 
 #endif

@@ -90,7 +90,7 @@ changed_since() {
 # flight, are added to the file inflight. Sets $kills; a run that ends
 # by itself fails, its stderr shown.
 kill_repeatedly() {
-	local spool=$1 pid ms turn watch limit deadline=$((SECONDS + 300))
+	local spool=$1 pid turn watch limit deadline=$((SECONDS + 300))
 	local -a watches
 	read -r -a watches <<<"$2"
 	shift 2
@@ -115,16 +115,9 @@ kill_repeatedly() {
 				:
 			done
 		else
-			ms=$((KILL_MIN_MS + RANDOM * (KILL_MAX_MS - KILL_MIN_MS + 1) / 32768))
-			sleep "$((ms / 1000)).$(printf %03d $((ms % 1000)))"
+			sleep_ms $((KILL_MIN_MS + RANDOM * (KILL_MAX_MS - KILL_MIN_MS + 1) / 32768))
 		fi
-		kill -KILL "$pid" 2>/dev/null || true
-		status_of "$pid" 20
-		if [ "$status" != 137 ]; then
-			echo "run $((kills + 1)) ended by itself, status $status:"
-			cat run.err
-			return 1
-		fi
+		kill_run "$pid" run.err $((kills + 1))
 		kills=$((kills + 1))
 		echo "${watch:-at random}" >>kills.log
 		# The bodies never start a line with a header's name.

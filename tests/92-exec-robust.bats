@@ -352,20 +352,13 @@ teardown() {
 	echo "kill windows: $((STARTUP_MS + 10)) to $((STARTUP_MS + WINDOW_MS)) ms"
 	mkdir REQ OUT
 	spool_fill REQ 1 200
-	local kills=0 ms pid
+	local kills=0 pid
 	while [ "$kills" -lt "$MIN_KILLS" ] ||
 		{ [ "$kills" -lt "$ROUNDS" ] && ! empty_spool REQ; }; do
 		spawn "${IN_SESSION[@]}" msg-exec -i dir:REQ --output dir:OUT "$FX/echo-id" runs "$MARK" 2>run.err
 		pid=$spawned
-		ms=$((STARTUP_MS + 10 + RANDOM * WINDOW_MS / 32768))
-		sleep "$((ms / 1000)).$(printf %03d $((ms % 1000)))"
-		kill -KILL "$pid"
-		status_of "$pid" 20
-		if [ "$status" != 137 ]; then
-			echo "run $((kills + 1)) ended by itself, status $status:"
-			cat run.err
-			false
-		fi
+		sleep_ms $((STARTUP_MS + 10 + RANDOM * WINDOW_MS / 32768))
+		kill_run "$pid" run.err $((kills + 1))
 		kills=$((kills + 1))
 	done 2>/dev/null
 	echo "$kills kills; left in REQ: $(find REQ/new REQ/cur -type f | wc -l)"

@@ -64,3 +64,22 @@ kill_until_drained() {
 		echo "left after $kills kills: $(find "$spool/new" "$spool/cur" -type f | wc -l) messages"
 	done
 }
+
+# sleep_ms MS: sleep MS milliseconds.
+sleep_ms() {
+	sleep "$(($1 / 1000)).$(printf %03d $(($1 % 1000)))"
+}
+
+# kill_run PID ERR N: kill PID, the Nth run of a tool that never ends
+# by itself (no --once), with SIGKILL and wait for it (status_of, from
+# fixtures/dir/dir); fail, showing its status and its stderr (the file
+# ERR), if it ended before the kill.
+kill_run() {
+	kill -KILL "$1" 2>/dev/null || true
+	status_of "$1" 20
+	if [ "$status" != 137 ]; then
+		echo "run $3 ended by itself, status $status:"
+		cat "$2"
+		return 1
+	fi
+}

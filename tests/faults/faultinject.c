@@ -2,15 +2,15 @@
  * faultinject: an LD_PRELOAD shim that makes chosen system calls fail,
  * so tests can see what a tool does when the disk does.
  *
- *   FAULT_FUNCS  the calls to fail, joined by commas: write, pread,
+ *   FAULT_FUNCS  the calls to fail, joined by commas: write, read, pread,
  *                fsync, fdatasync, rename, renameat, open, openat,
- *                renameat2, linkat, dirsync (nothing is failed when
- *                unset).
+ *                renameat2, linkat, unlink, unlinkat, dirsync (nothing
+ *                is failed when unset).
  *                dirsync is an fsync or fdatasync of a directory: when
  *                it is listed, those calls count and are logged as
  *                dirsync, not as fsync or fdatasync
  *   FAULT_PATH   an fnmatch(3) pattern the call's file must match, as an
- *                absolute path (for write, pread and fsync, the path the
+ *                absolute path (for write, read, pread and fsync, the path the
  *                file descriptor refers to); default every file
  *   FAULT_AT     the first matching call to fail, counted from 1 over all
  *                the FAULT_FUNCS together (default 1)
@@ -202,6 +202,20 @@ ssize_t write(int fd, const void *p, size_t n)
 	return real_write(fd, p, n);
 }
 
+/* A file read as it is taken in, such as a raw input. */
+ssize_t read(int fd, void *p, size_t n)
+{
+	static ssize_t (*real)(int, void *, size_t);
+
+	if (!real)
+		real = next_fn("read");
+	if (should_fail("read", fd, NULL)) {
+		errno = cfg.errnum;
+		return -1;
+	}
+	return real(fd, p, n);
+}
+
 /* A file read back where it was written, as a temporary copy is. */
 ssize_t pread(int fd, void *p, size_t n, off_t at)
 {
@@ -298,6 +312,33 @@ int linkat(int fromfd, const char *from, int tofd, const char *to, int flags)
 		return -1;
 	}
 	return real(fromfd, from, tofd, to, flags);
+}
+
+/* A file deleted once it is finished with, such as a message taken. */
+int unlink(const char *path)
+{
+	static int (*real)(const char *);
+
+	if (!real)
+		real = next_fn("unlink");
+	if (should_fail("unlink", AT_FDCWD, path)) {
+		errno = cfg.errnum;
+		return -1;
+	}
+	return real(path);
+}
+
+int unlinkat(int dirfd, const char *path, int flags)
+{
+	static int (*real)(int, const char *, int);
+
+	if (!real)
+		real = next_fn("unlinkat");
+	if (should_fail("unlinkat", dirfd, path)) {
+		errno = cfg.errnum;
+		return -1;
+	}
+	return real(dirfd, path, flags);
 }
 
 /* The mode is there only when a file may be created. */
