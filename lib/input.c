@@ -283,8 +283,15 @@ static void each_source(struct input *in, const char *addr, struct headers *h)
 	size_t held = 0;
 	int found;
 
-	if (!ch)
+	if (!ch) {
+		/* Asked to stop while the open waited (a FIFO with no writer
+		 * yet): nothing was read, so the run just ends. */
+		if (io_stop_requested) {
+			buf_release(&err);
+			return;
+		}
 		die(EX_NOINPUT, "%s", err.ptr);
+	}
 	in->batch_messages = 0;
 	while (!io_stop_requested) {
 		/* What the held sources made goes out before any wait. */

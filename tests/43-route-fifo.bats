@@ -6,6 +6,7 @@
 load test_helper
 bats_require_minimum_version 1.5.0
 load fixtures/route/route
+load fixtures/dir/dir
 
 @test "fifo: 100,000 messages to three FIFOs with concurrent readers" {
 	local ra rb rc
@@ -118,4 +119,31 @@ load fixtures/route/route
 	jq -r .body out.jsonl >bodies
 	grep '^A' bodies | cmp - a.lines
 	grep '^B' bodies | cmp - b.lines
+}
+
+# waits_for_writer PID: PID is blocked opening a FIFO for reading, with
+# its SIGTERM handler set (a signal before that would kill it outright).
+waits_for_writer() {
+	local caught
+	[ "$(cat "/proc/$1/wchan" 2>/dev/null)" = wait_for_partner ] || return 1
+	caught=$(awk '$1 == "SigCgt:" { print $2 }' "/proc/$1/status")
+	# SIGTERM is signal 15: bit 14 of the mask.
+	(((16#$caught >> 14) & 1))
+}
+
+@test "fifo: a reader asked to stop (SIGTERM) while it waits for a FIFO's first writer ends quietly, exit 0, frames and raw" {
+	local pid tool
+	mkfifo in.fifo
+	for tool in "msg-unwrap" "msg-wrap -l"; do
+		# shellcheck disable=SC2086 # the tool and its option are words
+		spawn $tool in.fifo >out 2>err
+		pid=$spawned
+		wait_until 30 waits_for_writer "$pid"
+		kill -TERM "$pid"
+		status_of "$pid" 30
+		echo "$tool: status $status; stderr: $(cat err)"
+		[ "$status" = 0 ]
+		[ ! -s err ]
+		[ ! -s out ]
+	done
 }
