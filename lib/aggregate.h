@@ -66,6 +66,8 @@ struct agg_member {
 	enum body_kind kind;
 };
 
+struct agg_live;
+
 /* Fields the tool reads; the table owns them. */
 struct agg_group {
 	char *key;		/* the correlation key, NUL-terminated */
@@ -95,6 +97,9 @@ struct agg_group {
 	size_t heap_pos[2];
 	uint32_t *ids;		/* open addressing: member index + 1 */
 	size_t ids_cap;
+	/* --until's aggregate so far (aggregate-live.h): made by whoever
+	 * evaluates --until, freed with the group. */
+	struct agg_live *live;
 };
 
 /* A member's body (NUL-terminated, may hold NUL) and Message-Id (or
@@ -109,6 +114,18 @@ static inline const char *agg_member_id(const struct agg_group *g,
 					const struct agg_member *m)
 {
 	return m->id_len ? g->data.ptr + m->off + m->len + 1 : NULL;
+}
+
+/* Numbered members in number order, then the others as they came: the
+ * order of the aggregate's body. */
+static inline int agg_member_cmp(const struct agg_member *x,
+				 const struct agg_member *y)
+{
+	if (!x->seq != !y->seq)
+		return x->seq ? -1 : 1;
+	if (x->seq != y->seq)
+		return x->seq < y->seq ? -1 : 1;
+	return x->serial < y->serial ? -1 : x->serial > y->serial;
 }
 
 struct agg_table;
@@ -233,6 +250,26 @@ struct agg_build_opt {
 int agg_build(const struct agg_group *g, const struct agg_build_opt *opt,
 	      enum agg_reason reason, struct headers *h, struct buf *body,
 	      struct buf *err);
+/* agg_build's headers alone (those of the body's kind aside): 0, or -1
+ * with err (a malformed Sequence-Stack). */
+int agg_build_headers(const struct agg_group *g, enum agg_reason reason,
+		      struct headers *h, struct buf *err);
+/*
+ * Member m's part of the default body, i its place (from 0, for err's
+ * "member N"), appended to out: an XML member's document element as
+ * serialised there (its parsed document into *doc when doc is not NULL,
+ * the caller's to free), a JSON member's value, a text member's body.
+ * 0, or -1 with err, or MSG_NO_MEMORY.
+ */
+struct _xmlDoc;
+int agg_member_piece(const struct agg_group *g, const struct agg_member *m,
+		     size_t i, struct buf *out, struct buf *err,
+		     struct _xmlDoc **doc);
+/* The Content-Type of an aggregate of XML or JSON; NULL for text (the
+ * members' own is kept). */
+const char *agg_kind_type(enum body_kind kind);
+/* Is wrap an element name? 0, or -1 with err. */
+int agg_wrap_check(const char *wrap, struct buf *err);
 /* Is header name one of a single message's own (listed at agg_build),
  * never carried from the members to the aggregate? */
 int agg_common_skip(const char *name, size_t len);

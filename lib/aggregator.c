@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "aggregate-live.h"
 #include "clock.h"
 #include "frame.h"
 #include "hash128.h"
@@ -301,8 +302,9 @@ static const char *limit_name(enum agg_added r)
 	}
 }
 
-/* --until on the aggregate so far. */
-static int until_met(struct aggregator *a, const struct agg_group *g)
+/* --until on the aggregate built whole: with -b, or for a group that
+ * has only a Sequence-Size 0 marker. */
+static int until_met_built(struct aggregator *a, const struct agg_group *g)
 {
 	struct headers h;
 	struct buf body = BUF_INIT, err = BUF_INIT;
@@ -310,9 +312,37 @@ static int until_met(struct aggregator *a, const struct agg_group *g)
 
 	headers_init(&h);
 	if (agg_build(g, &a->opt.build, AGG_OPEN, &h, &body, &err) == 0)
-		met = agg_eval_until(a->eval, &h, &body) == 1;
+		met = agg_eval_until(a->eval, &h, &body, NULL) == 1;
 	headers_release(&h);
 	buf_release(&body);
+	buf_release(&err);
+	return met;
+}
+
+/* --until on the aggregate so far, kept with the group as it grows, so
+ * that a group of n members costs O(n) to follow, not O(n^2). */
+static int until_met(struct aggregator *a, struct agg_group *g)
+{
+	struct headers h;
+	struct buf err = BUF_INIT;
+	const char *type;
+	int met = 0;
+
+	if (a->opt.build.best != AGG_BEST_NONE || !g->n)
+		return until_met_built(a, g);
+	if (!g->live)
+		g->live = agg_live_new(&a->opt.build,
+				       (agg_eval_until_needs(a->eval) & EXPR_NEEDS_DOC) != 0);
+	if (agg_live_update(g->live, g) < 0)
+		return 0;
+	headers_init(&h);
+	if (agg_build_headers(g, AGG_OPEN, &h, &err) == 0) {
+		if ((type = agg_kind_type(agg_live_kind(g->live))))
+			headers_set(&h, "Content-Type", type);
+		met = agg_eval_until(a->eval, &h, agg_live_body(g->live),
+				     agg_live_doc(g->live)) == 1;
+	}
+	headers_release(&h);
 	buf_release(&err);
 	return met;
 }
