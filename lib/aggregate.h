@@ -2,7 +2,7 @@
  * aggregate: the core of the Aggregator (msg-aggregate): a table of open
  * groups keyed by correlation, their members, completion, deadlines and
  * limits (aggregate-group.c, aggregate-timer.c); the keys of closed groups
- * remembered for a while (keyset.h); the message a group
+ * remembered for a while (aggregate-closed.h); the message a group
  * becomes (aggregate-build.c); and every change as store records, so a
  * tool with --state rebuilds its groups after a restart
  * (aggregate-record.c). Nothing here reads input, writes output, opens
@@ -15,7 +15,7 @@
  *	AGG_ADDED: reason = agg_completed(t, g) (or --until on agg_build)
  *	AGG_FULL_*: per --on-limit, agg_oldest(t) released as "limit", retry
  *	release: agg_build(g, &opt, reason, &h, &body, &err); emit;
- *	         agg_closed_add(c, key, now); agg_remove(t, g)
+ *	         agg_closed_add(c, g, now); agg_remove(t, g)
  *	timers:  while ((g = agg_expired(t, now, &reason))) release
  */
 #ifndef MSG_AGGREGATE_H
@@ -284,12 +284,13 @@ int agg_common_skip(const char *name, size_t len);
  * the message's headers and body.
  *
  * Kind AGG_KIND_CLOSED: one per remembered closed key. Key: the group
- * key; value: the time it closed; the record's deadline: when it is
+ * key; value: the time it closed, a space and the digests of its
+ * members' Message-Ids (agg_closed_value); the record's deadline: when it is
  * forgotten, so store_earliest finds those to delete.
  *
  * Restoring: walk AGG_KIND_MEMBER, decode each into an agg_input and
  * agg_add it (the group's deadlines follow from the arrival times);
- * walk AGG_KIND_CLOSED and agg_closed_add each.
+ * walk AGG_KIND_CLOSED into the closed groups (agg_closed_restore).
  */
 #define AGG_KIND_MEMBER "agg-member"
 #define AGG_KIND_CLOSED "agg-closed"

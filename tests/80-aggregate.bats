@@ -340,6 +340,21 @@ late_input() {
 	expect_same <(tail -n +17 in.msg) got
 }
 
+@test "late: a member of a released group come again is a duplicate, counted and dropped without a word" {
+	late_input
+	{
+		# a2 again, and a1 with another body: the Message-Id tells.
+		last_member a2 A 2 b
+		seq_member a1 A 1 changed
+	} >>in.msg
+	run -0 agg --stats --late late.msg in.msg
+	result ab A 2 complete | results_are out.msg
+	# a3 and a4 were never members: late.
+	[ "$(sed -n 's/^Message-Id: //p' late.msg | tr '\n' ' ')" = "a3 a4 " ]
+	stats_line in=6 members=2 duplicates=2 late=2 released=1 complete=1 >expect
+	expect_same expect err.txt
+}
+
 @test "late: a late member whose header block is full still goes to --late, its longest header named" {
 	local big
 	big=$(head -c 65420 /dev/zero | tr '\0' x)
