@@ -81,6 +81,33 @@ static int xml_member(const struct agg_group *g, const struct agg_member *m,
 	return 0;
 }
 
+/* The innermost start tag of a Sequence-Root, or NULL. */
+static const char *innermost_root(const struct headers *h)
+{
+	const char *roots = headers_get(h, "Sequence-Root");
+
+	return roots ? strrchr(roots, '<') : NULL;
+}
+
+/* Is tag ("<name ...>", as xmlout_start_tag writes it) of element name? */
+static int tag_of(const char *tag, const char *name)
+{
+	size_t n = strlen(name);
+
+	return !strncmp(tag + 1, name, n) && (tag[1 + n] == ' ' || tag[1 + n] == '>');
+}
+
+void agg_xml_start(const struct agg_group *g, const char *wrap, struct buf *out)
+{
+	const char *tag = innermost_root(&g->common);
+
+	/* The parent's own element, when it is the one asked for. */
+	if (tag && tag_of(tag, wrap))
+		buf_addstr(out, tag);
+	else
+		buf_addf(out, "<%s>", wrap);
+}
+
 int agg_wrap_check(const char *wrap, struct buf *err)
 {
 	if (!xmlValidateQName(BAD_CAST wrap, 0))
@@ -95,7 +122,7 @@ static int xml_body(const struct agg_group *g, const struct agg_member **v, size
 	if (agg_wrap_check(wrap, err) < 0)
 		return -1;
 	xmldoc_init();
-	buf_addf(body, "<%s>", wrap);
+	agg_xml_start(g, wrap, body);
 	for (size_t i = 0; i < n; i++) {
 		int r = xml_member(g, v[i], i, body, err, NULL);
 		if (r)
@@ -319,6 +346,26 @@ static int pop_stack(struct headers *h, const char *stack, struct buf *err)
 	return 0;
 }
 
+/* An XML aggregate is the parent whose element its Sequence-Root's last
+ * tag was: the tag leaves the list. */
+static void pop_root(struct headers *h)
+{
+	const char *roots = headers_get(h, "Sequence-Root");
+	const char *tag = innermost_root(h);
+
+	if (tag && tag > roots)
+		headers_setn(h, "Sequence-Root", roots, (size_t)(tag - roots));
+	else
+		headers_remove(h, "Sequence-Root");
+}
+
+/* The kind of the aggregate: its members', or an empty group's type's
+ * (mixed kinds fail later, in the body). */
+static enum body_kind group_kind(const struct agg_group *g, const struct headers *h)
+{
+	return g->n ? g->m[0].kind : empty_kind(h);
+}
+
 /* A sequence group released without every number says which are gone. */
 static void add_missing(const struct agg_group *g, struct headers *h)
 {
@@ -348,6 +395,8 @@ int agg_build_headers(const struct agg_group *g, enum agg_reason reason,
 		headers_remove(h, "Sequence-Size");
 		headers_remove(h, "Sequence-End");
 	}
+	if (group_kind(g, h) == BODY_XML)
+		pop_root(h);
 	headers_set_u64(h, "Aggregate-Size", g->n);
 	headers_set(h, "Aggregate-Reason", agg_reason_name(reason));
 	add_missing(g, h);

@@ -60,7 +60,8 @@ void agg_live_free(struct agg_live *l)
 }
 
 /* The empty aggregate of kind, as agg_build begins it. */
-static int start(struct agg_live *l, enum body_kind kind)
+static int start(struct agg_live *l, const struct agg_group *g,
+		 enum body_kind kind)
 {
 	const char *wrap = l->opt->wrap ? l->opt->wrap : "aggregate";
 
@@ -69,7 +70,8 @@ static int start(struct agg_live *l, enum body_kind kind)
 		if (agg_wrap_check(wrap, &l->err) < 0)
 			return -1;
 		xmldoc_init();
-		buf_addf(&l->text, "<%s></%s>", wrap, wrap);
+		agg_xml_start(g, wrap, &l->text);
+		buf_addf(&l->text, "</%s>", wrap);
 		l->sep = "";
 		l->end_len = strlen(wrap) + 3;
 	} else if (kind == BODY_JSON) {
@@ -177,7 +179,7 @@ static int take(struct agg_live *l, const struct agg_group *g, size_t i)
 	xmlNodePtr node = NULL;
 	size_t p, off;
 
-	if (i == 0 && start(l, m->kind) < 0)
+	if (i == 0 && start(l, g, m->kind) < 0)
 		return -1;
 	if (m->kind != l->kind)
 		return -1;

@@ -268,6 +268,9 @@ int agg_member_piece(const struct agg_group *g, const struct agg_member *m,
 /* The Content-Type of an aggregate of XML or JSON; NULL for text (the
  * members' own is kept). */
 const char *agg_kind_type(enum body_kind kind);
+/* The start tag of g's XML aggregate: the innermost of the members'
+ * Sequence-Root when its element is named wrap, else "<wrap>". */
+void agg_xml_start(const struct agg_group *g, const char *wrap, struct buf *out);
 /* Is wrap an element name? 0, or -1 with err. */
 int agg_wrap_check(const char *wrap, struct buf *err);
 /* Is header name one of a single message's own (listed at agg_build),

@@ -434,6 +434,45 @@ static void test_empty_marker(void)
 	headers_release(&marker);
 }
 
+/* msg-split's Sequence-Root: the innermost tag is the wrapper when its
+ * element is the one asked for, and leaves the list in any case. */
+static void test_root(void)
+{
+	struct agg_build_opt b = { .wrap = "b" }, c = { .wrap = "c" };
+	struct agg_live *l = agg_live_new(&b, 1);
+	struct agg_group *g;
+	const char *roots = "Sequence-Root: <a x=\"1\"><b y=\"&lt;\" z=\"2\">";
+	char lines[128];
+
+	snprintf(lines, sizeof(lines), "Content-Type: application/xml|%s", roots);
+	add("r", lines, "<i/>");
+	g = add("r", lines, "<j/>");
+	CHECK(build(g, &b, AGG_COUNT) == 0);
+	CHECK_STR(out_body.ptr, "<b y=\"&lt;\" z=\"2\"><i/><j/></b>");
+	CHECK_STR(headers_get(&out_h, "Sequence-Root"), "<a x=\"1\">");
+	/* The aggregate so far begins the same. */
+	CHECK(agg_live_update(l, g) == 0);
+	CHECK_STR(agg_live_body(l)->ptr, out_body.ptr);
+	CHECK(build(g, &c, AGG_COUNT) == 0);
+	CHECK_STR(out_body.ptr, "<c><i/><j/></c>");
+	CHECK_STR(headers_get(&out_h, "Sequence-Root"), "<a x=\"1\">");
+	agg_live_free(l);
+	done(g);
+
+	/* The last level: the header goes. A prefix of the name is not it. */
+	g = add("r", "Content-Type: application/xml|Sequence-Root: <bb k=\"v\">", "<i/>");
+	CHECK(build(g, &b, AGG_COUNT) == 0);
+	CHECK_STR(out_body.ptr, "<b><i/></b>");
+	CHECK(!headers_get(&out_h, "Sequence-Root"));
+	done(g);
+
+	/* Text is no level of an XML split: the list stays. */
+	g = add("r", "Content-Type: text/plain|Sequence-Root: <b k=\"v\">", "t");
+	CHECK(build(g, &b, AGG_COUNT) == 0);
+	CHECK_STR(headers_get(&out_h, "Sequence-Root"), "<b k=\"v\">");
+	done(g);
+}
+
 /* ---- the aggregate so far (aggregate-live.c) ---- */
 
 /* After each member of g comes in, the live body is agg_build's byte for
@@ -542,6 +581,7 @@ int main(void)
 	test_stack_two_levels();
 	test_stack_entries();
 	test_empty_marker();
+	test_root();
 	test_live();
 	CHECK(agg_groups(table) == 0);
 	agg_table_free(table);
