@@ -272,7 +272,14 @@ static int aggregate_frame(struct tool *t, struct frame_reader *fr, struct heade
 		tool_no_memory(t, h, why.ptr);
 	if (r < 0)
 		return tool_invalid(t, h, body.ptr, body.len, "%s", why.ptr);
-	if (aggregator_is_late(agg, key.ptr, key.len, in.now)) {
+	switch (aggregator_closed(agg, key.ptr, key.len,
+				  headers_get(h, "Message-Id"), in.now)) {
+	case AGG_NOT_CLOSED:
+		break;
+	case AGG_REDELIVERED:	/* a member of the released group again */
+		counters[C_DUPLICATES].n++;
+		return 0;
+	case AGG_LATE:
 		late(h, &body);
 		return 0;
 	}

@@ -16,17 +16,10 @@
 
 /* ---- member order ---- */
 
-/* Numbered members in number order, then the others as they came. */
 static int member_cmp(const void *a, const void *b)
 {
-	const struct agg_member *x = *(struct agg_member *const *)a;
-	const struct agg_member *y = *(struct agg_member *const *)b;
-
-	if (!x->seq != !y->seq)
-		return x->seq ? -1 : 1;
-	if (x->seq != y->seq)
-		return x->seq < y->seq ? -1 : 1;
-	return x->serial < y->serial ? -1 : x->serial > y->serial;
+	return agg_member_cmp(*(struct agg_member *const *)a,
+			      *(struct agg_member *const *)b);
 }
 
 static const struct agg_member **in_order(const struct agg_group *g)
@@ -65,27 +58,75 @@ static int common_kind(const struct agg_group *g, enum body_kind *kind,
 	return 0;
 }
 
+/* A member's document element, serialised as msg-split serialises a
+ * part; *doc, when asked for, keeps its parsed document. */
+static int xml_member(const struct agg_group *g, const struct agg_member *m,
+		      size_t i, struct buf *out, struct buf *err, xmlDocPtr *doc)
+{
+	struct buf why = BUF_INIT;
+	int status = 0;
+	xmlDocPtr d = xmldoc_parse(agg_member_body(g, m), m->len, &why, &status);
+
+	if (!d) {
+		buf_addf(err, "member %zu: %s", i + 1, why.ptr);
+		buf_release(&why);
+		return status;
+	}
+	buf_release(&why);
+	xmlout_element(xmlDocGetRootElement(d), out);
+	if (doc)
+		*doc = d;
+	else
+		xmlFreeDoc(d);
+	return 0;
+}
+
+/* The innermost start tag of a Sequence-Root, or NULL. */
+static const char *innermost_root(const struct headers *h)
+{
+	const char *roots = headers_get(h, "Sequence-Root");
+
+	return roots ? strrchr(roots, '<') : NULL;
+}
+
+/* Is tag ("<name ...>", as xmlout_start_tag writes it) of element name? */
+static int tag_of(const char *tag, const char *name)
+{
+	size_t n = strlen(name);
+
+	return !strncmp(tag + 1, name, n) && (tag[1 + n] == ' ' || tag[1 + n] == '>');
+}
+
+void agg_xml_start(const struct agg_group *g, const char *wrap, struct buf *out)
+{
+	const char *tag = innermost_root(&g->common);
+
+	/* The parent's own element, when it is the one asked for. */
+	if (tag && tag_of(tag, wrap))
+		buf_addstr(out, tag);
+	else
+		buf_addf(out, "<%s>", wrap);
+}
+
+int agg_wrap_check(const char *wrap, struct buf *err)
+{
+	if (!xmlValidateQName(BAD_CAST wrap, 0))
+		return 0;
+	buf_addf(err, "'%s' is not an element name", wrap);
+	return -1;
+}
+
 static int xml_body(const struct agg_group *g, const struct agg_member **v, size_t n, const char *wrap,
 		    struct buf *body, struct buf *err)
 {
-	if (xmlValidateQName(BAD_CAST wrap, 0)) {
-		buf_addf(err, "'%s' is not an element name", wrap);
+	if (agg_wrap_check(wrap, err) < 0)
 		return -1;
-	}
 	xmldoc_init();
-	buf_addf(body, "<%s>", wrap);
+	agg_xml_start(g, wrap, body);
 	for (size_t i = 0; i < n; i++) {
-		struct buf why = BUF_INIT;
-		int status = 0;
-		xmlDocPtr doc = xmldoc_parse(agg_member_body(g, v[i]), v[i]->len, &why, &status);
-		if (!doc) {
-			buf_addf(err, "member %zu: %s", i + 1, why.ptr);
-			buf_release(&why);
-			return status;
-		}
-		buf_release(&why);
-		xmlout_element(xmlDocGetRootElement(doc), body);
-		xmlFreeDoc(doc);
+		int r = xml_member(g, v[i], i, body, err, NULL);
+		if (r)
+			return r;
 	}
 	buf_addf(body, "</%s>", wrap);
 	return 0;
@@ -168,6 +209,20 @@ static void text_body(const struct agg_group *g, const struct agg_member **v, si
 	}
 }
 
+int agg_member_piece(const struct agg_group *g, const struct agg_member *m,
+		     size_t i, struct buf *out, struct buf *err,
+		     struct _xmlDoc **doc)
+{
+	if (doc)
+		*doc = NULL;
+	if (m->kind == BODY_XML)
+		return xml_member(g, m, i, out, err, doc);
+	if (m->kind == BODY_JSON)
+		return json_value(g, m, i, out, err);
+	buf_add(out, agg_member_body(g, m), m->len);
+	return 0;
+}
+
 /* The lowest or highest number; ties and NaN go to the earliest. */
 static const struct agg_member *best_member(const struct agg_group *g,
 					    enum agg_best mode)
@@ -198,6 +253,12 @@ static enum body_kind empty_kind(const struct headers *h)
 	return BODY_TEXT;
 }
 
+const char *agg_kind_type(enum body_kind kind)
+{
+	return kind == BODY_XML ? "application/xml"
+	     : kind == BODY_JSON ? "application/json" : NULL;
+}
+
 static int build_body(const struct agg_group *g, const struct agg_build_opt *opt,
 		      struct headers *h, struct buf *body, struct buf *err)
 {
@@ -224,8 +285,7 @@ static int build_body(const struct agg_group *g, const struct agg_build_opt *opt
 		text_body(g, v, g->n, opt, body);
 	free(v);
 	if (r == 0 && kind != BODY_TEXT)
-		headers_set(h, "Content-Type", kind == BODY_XML
-			    ? "application/xml" : "application/json");
+		headers_set(h, "Content-Type", agg_kind_type(kind));
 	return r;
 }
 
@@ -286,6 +346,26 @@ static int pop_stack(struct headers *h, const char *stack, struct buf *err)
 	return 0;
 }
 
+/* An XML aggregate is the parent whose element its Sequence-Root's last
+ * tag was: the tag leaves the list. */
+static void pop_root(struct headers *h)
+{
+	const char *roots = headers_get(h, "Sequence-Root");
+	const char *tag = innermost_root(h);
+
+	if (tag && tag > roots)
+		headers_setn(h, "Sequence-Root", roots, (size_t)(tag - roots));
+	else
+		headers_remove(h, "Sequence-Root");
+}
+
+/* The kind of the aggregate: its members', or an empty group's type's
+ * (mixed kinds fail later, in the body). */
+static enum body_kind group_kind(const struct agg_group *g, const struct headers *h)
+{
+	return g->n ? g->m[0].kind : empty_kind(h);
+}
+
 /* A sequence group released without every number says which are gone. */
 static void add_missing(const struct agg_group *g, struct headers *h)
 {
@@ -299,8 +379,8 @@ static void add_missing(const struct agg_group *g, struct headers *h)
 	buf_release(&missing);
 }
 
-static int build_headers(const struct agg_group *g, enum agg_reason reason,
-			 struct headers *h, struct buf *err)
+int agg_build_headers(const struct agg_group *g, enum agg_reason reason,
+		      struct headers *h, struct buf *err)
 {
 	const char *stack = headers_get(&g->common, "Sequence-Stack");
 	int r = 0;
@@ -315,6 +395,8 @@ static int build_headers(const struct agg_group *g, enum agg_reason reason,
 		headers_remove(h, "Sequence-Size");
 		headers_remove(h, "Sequence-End");
 	}
+	if (group_kind(g, h) == BODY_XML)
+		pop_root(h);
 	headers_set_u64(h, "Aggregate-Size", g->n);
 	headers_set(h, "Aggregate-Reason", agg_reason_name(reason));
 	add_missing(g, h);
@@ -327,7 +409,7 @@ int agg_build(const struct agg_group *g, const struct agg_build_opt *opt,
 {
 	headers_reset(h);
 	buf_reset(body);
-	if (build_headers(g, reason, h, err) < 0)
+	if (agg_build_headers(g, reason, h, err) < 0)
 		return -1;
 	return build_body(g, opt, h, body, err);
 }

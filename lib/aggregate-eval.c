@@ -139,15 +139,22 @@ void agg_eval_classify(struct agg_eval *e, struct agg_input *in)
 	buf_release(&why);
 }
 
+unsigned agg_eval_until_needs(const struct agg_eval *e)
+{
+	return e->until ? expr_needs(e->until) : 0;
+}
+
 int agg_eval_until(struct agg_eval *e, const struct headers *h,
-		   const struct buf *body)
+		   const struct buf *body, struct _xmlDoc *doc)
 {
 	struct buf err = BUF_INIT;
 	int met = 0;
 
-	expr_env_bind(e->env, h, body->ptr, body->len);
+	expr_env_bind_doc(e->env, h, body->ptr, body->len, doc);
 	if (expr_eval_bool(e->until, e->env, &met, &err) < 0)
 		met = 0;
+	/* The document is the caller's: no binding outlives the call. */
+	expr_env_bind(e->env, NULL, NULL, 0);
 	buf_release(&err);
 	return met;
 }

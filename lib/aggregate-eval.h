@@ -46,9 +46,13 @@ int agg_eval_message(struct agg_eval *e, const struct headers *h,
 		     struct buf *why);
 /* A member restored from the store: its kind and -b number again. */
 void agg_eval_classify(struct agg_eval *e, struct agg_input *in);
-/* --until on the aggregate so far: 1 met, 0 not (or it cannot say). */
+/* What --until reads besides headers (expr_needs), 0 without it. */
+unsigned agg_eval_until_needs(const struct agg_eval *e);
+/* --until on the aggregate so far, whose document is doc when not NULL
+ * (the caller's; else parsed from body if the expression reads paths):
+ * 1 met, 0 not (or it cannot say). */
 int agg_eval_until(struct agg_eval *e, const struct headers *h,
-		   const struct buf *body);
+		   const struct buf *body, struct _xmlDoc *doc);
 /* -x on a released aggregate, in place: 0, or -1 with why. */
 int agg_eval_condense(struct agg_eval *e, struct headers *h, struct buf *body,
 		      struct buf *why);

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "aggregate-live.h"
 #include "aggregate-table.h"
 
 static const char *const reason_names[] = {
@@ -43,6 +44,7 @@ static void group_free(struct agg_group *g)
 	buf_release(&g->data);
 	seqset_release(&g->seen);
 	headers_release(&g->common);
+	agg_live_free(g->live);
 	free(g);
 }
 

@@ -2,7 +2,7 @@
  * aggregate: the core of the Aggregator (msg-aggregate): a table of open
  * groups keyed by correlation, their members, completion, deadlines and
  * limits (aggregate-group.c, aggregate-timer.c); the keys of closed groups
- * remembered for a while (keyset.h); the message a group
+ * remembered for a while (aggregate-closed.h); the message a group
  * becomes (aggregate-build.c); and every change as store records, so a
  * tool with --state rebuilds its groups after a restart
  * (aggregate-record.c). Nothing here reads input, writes output, opens
@@ -15,7 +15,7 @@
  *	AGG_ADDED: reason = agg_completed(t, g) (or --until on agg_build)
  *	AGG_FULL_*: per --on-limit, agg_oldest(t) released as "limit", retry
  *	release: agg_build(g, &opt, reason, &h, &body, &err); emit;
- *	         agg_closed_add(c, key, now); agg_remove(t, g)
+ *	         agg_closed_add(c, g, now); agg_remove(t, g)
  *	timers:  while ((g = agg_expired(t, now, &reason))) release
  */
 #ifndef MSG_AGGREGATE_H
@@ -66,6 +66,8 @@ struct agg_member {
 	enum body_kind kind;
 };
 
+struct agg_live;
+
 /* Fields the tool reads; the table owns them. */
 struct agg_group {
 	char *key;		/* the correlation key, NUL-terminated */
@@ -95,6 +97,9 @@ struct agg_group {
 	size_t heap_pos[2];
 	uint32_t *ids;		/* open addressing: member index + 1 */
 	size_t ids_cap;
+	/* --until's aggregate so far (aggregate-live.h): made by whoever
+	 * evaluates --until, freed with the group. */
+	struct agg_live *live;
 };
 
 /* A member's body (NUL-terminated, may hold NUL) and Message-Id (or
@@ -109,6 +114,18 @@ static inline const char *agg_member_id(const struct agg_group *g,
 					const struct agg_member *m)
 {
 	return m->id_len ? g->data.ptr + m->off + m->len + 1 : NULL;
+}
+
+/* Numbered members in number order, then the others as they came: the
+ * order of the aggregate's body. */
+static inline int agg_member_cmp(const struct agg_member *x,
+				 const struct agg_member *y)
+{
+	if (!x->seq != !y->seq)
+		return x->seq ? -1 : 1;
+	if (x->seq != y->seq)
+		return x->seq < y->seq ? -1 : 1;
+	return x->serial < y->serial ? -1 : x->serial > y->serial;
 }
 
 struct agg_table;
@@ -233,6 +250,29 @@ struct agg_build_opt {
 int agg_build(const struct agg_group *g, const struct agg_build_opt *opt,
 	      enum agg_reason reason, struct headers *h, struct buf *body,
 	      struct buf *err);
+/* agg_build's headers alone (those of the body's kind aside): 0, or -1
+ * with err (a malformed Sequence-Stack). */
+int agg_build_headers(const struct agg_group *g, enum agg_reason reason,
+		      struct headers *h, struct buf *err);
+/*
+ * Member m's part of the default body, i its place (from 0, for err's
+ * "member N"), appended to out: an XML member's document element as
+ * serialised there (its parsed document into *doc when doc is not NULL,
+ * the caller's to free), a JSON member's value, a text member's body.
+ * 0, or -1 with err, or MSG_NO_MEMORY.
+ */
+struct _xmlDoc;
+int agg_member_piece(const struct agg_group *g, const struct agg_member *m,
+		     size_t i, struct buf *out, struct buf *err,
+		     struct _xmlDoc **doc);
+/* The Content-Type of an aggregate of XML or JSON; NULL for text (the
+ * members' own is kept). */
+const char *agg_kind_type(enum body_kind kind);
+/* The start tag of g's XML aggregate: the innermost of the members'
+ * Sequence-Root when its element is named wrap, else "<wrap>". */
+void agg_xml_start(const struct agg_group *g, const char *wrap, struct buf *out);
+/* Is wrap an element name? 0, or -1 with err. */
+int agg_wrap_check(const char *wrap, struct buf *err);
 /* Is header name one of a single message's own (listed at agg_build),
  * never carried from the members to the aggregate? */
 int agg_common_skip(const char *name, size_t len);
@@ -247,12 +287,13 @@ int agg_common_skip(const char *name, size_t len);
  * the message's headers and body.
  *
  * Kind AGG_KIND_CLOSED: one per remembered closed key. Key: the group
- * key; value: the time it closed; the record's deadline: when it is
+ * key; value: the time it closed, a space and the digests of its
+ * members' Message-Ids (agg_closed_value); the record's deadline: when it is
  * forgotten, so store_earliest finds those to delete.
  *
  * Restoring: walk AGG_KIND_MEMBER, decode each into an agg_input and
  * agg_add it (the group's deadlines follow from the arrival times);
- * walk AGG_KIND_CLOSED and agg_closed_add each.
+ * walk AGG_KIND_CLOSED into the closed groups (agg_closed_restore).
  */
 #define AGG_KIND_MEMBER "agg-member"
 #define AGG_KIND_CLOSED "agg-closed"

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "aggregate-closed.h"
+#include "aggregate-live.h"
 #include "clock.h"
 #include "frame.h"
 #include "hash128.h"
@@ -31,7 +33,7 @@ struct aggregator {
 	struct agg_eval *eval;
 	struct store *store;
 	struct agg_table *table;
-	struct keyset *closed;
+	struct agg_closed *closed;
 	struct aggregator_stats stats;
 	struct held *held;
 	size_t nheld, aheld;
@@ -41,9 +43,11 @@ struct aggregator {
 	struct buf scratch, value;
 };
 
-/* Kept closed keys beyond which the oldest is forgotten: a bound on
- * their memory whatever --remember says. */
+/* Kept closed keys, and digests of their members' ids (8 bytes each),
+ * beyond which the oldest are forgotten: a bound on their memory
+ * whatever --remember says. */
 #define CLOSED_KEYS_MAX 1000000
+#define CLOSED_IDS_MAX 8000000
 
 struct aggregator *aggregator_new(const struct aggregator_opt *opt,
 				  const struct aggregator_out *out,
@@ -57,7 +61,7 @@ struct aggregator *aggregator_new(const struct aggregator_opt *opt,
 	a->eval = eval;
 	a->store = store;
 	a->table = agg_table_new(&opt->lim);
-	a->closed = keyset_new(opt->remember_ms, CLOSED_KEYS_MAX);
+	a->closed = agg_closed_new(opt->remember_ms, CLOSED_KEYS_MAX, CLOSED_IDS_MAX);
 	store_later_init(&a->after);
 	buf_init(&a->scratch, 0);
 	buf_init(&a->value, 0);
@@ -79,7 +83,7 @@ void aggregator_free(struct aggregator *a)
 		held_release(&a->held[i]);
 	free(a->held);
 	agg_table_free(a->table);
-	keyset_free(a->closed);
+	agg_closed_free(a->closed);
 	store_later_release(&a->after);
 	buf_release(&a->scratch);
 	buf_release(&a->value);
@@ -151,7 +155,7 @@ static void forget_in_store(struct aggregator *a, const struct agg_group *g,
 		store_later_delete(&a->after, AGG_KIND_MEMBER, a->scratch.ptr,
 				   a->scratch.len);
 	}
-	keyset_value(&a->value, closed_at);
+	agg_closed_value(&a->value, g, closed_at);
 	store_later_put(&a->after, AGG_KIND_CLOSED, g->key, g->key_len, a->value.ptr,
 			a->value.len, closed_at + a->opt.remember_ms);
 }
@@ -261,7 +265,7 @@ static int release(struct aggregator *a, struct agg_group *g,
 	a->stats.partial += partial;
 	if (a->store)
 		forget_in_store(a, g, now);
-	keyset_add(a->closed, g->key, g->key_len, now);
+	agg_closed_add(a->closed, g, now);
 	agg_remove(a->table, g);
 	headers_release(&h);
 	buf_release(&body);
@@ -275,7 +279,7 @@ int aggregator_close(struct aggregator *a, const char *key, size_t len,
 	struct agg_group *g = agg_find(a->table, key, len);
 
 	if (!g) {
-		if (!empty || keyset_has(a->closed, key, len, now))
+		if (!empty || agg_closed_check(a->closed, key, len, NULL, now))
 			return 0;
 		g = agg_open_empty(a->table, key, len,
 				   headers_get(h, "Content-Type"), now);
@@ -283,11 +287,12 @@ int aggregator_close(struct aggregator *a, const char *key, size_t len,
 	return release(a, g, AGG_CLOSE, now) < 0 ? -1 : 1;
 }
 
-int aggregator_is_late(struct aggregator *a, const char *key, size_t len,
-		       int64_t now)
+enum agg_closed_verdict aggregator_closed(struct aggregator *a, const char *key,
+					  size_t len, const char *id, int64_t now)
 {
-	return !agg_find(a->table, key, len) &&
-	       keyset_has(a->closed, key, len, now);
+	if (agg_find(a->table, key, len))
+		return AGG_NOT_CLOSED;
+	return agg_closed_check(a->closed, key, len, id, now);
 }
 
 /* ---- adding ---- */
@@ -301,8 +306,9 @@ static const char *limit_name(enum agg_added r)
 	}
 }
 
-/* --until on the aggregate so far. */
-static int until_met(struct aggregator *a, const struct agg_group *g)
+/* --until on the aggregate built whole: with -b, or for a group that
+ * has only a Sequence-Size 0 marker. */
+static int until_met_built(struct aggregator *a, const struct agg_group *g)
 {
 	struct headers h;
 	struct buf body = BUF_INIT, err = BUF_INIT;
@@ -310,9 +316,37 @@ static int until_met(struct aggregator *a, const struct agg_group *g)
 
 	headers_init(&h);
 	if (agg_build(g, &a->opt.build, AGG_OPEN, &h, &body, &err) == 0)
-		met = agg_eval_until(a->eval, &h, &body) == 1;
+		met = agg_eval_until(a->eval, &h, &body, NULL) == 1;
 	headers_release(&h);
 	buf_release(&body);
+	buf_release(&err);
+	return met;
+}
+
+/* --until on the aggregate so far, kept with the group as it grows, so
+ * that a group of n members costs O(n) to follow, not O(n^2). */
+static int until_met(struct aggregator *a, struct agg_group *g)
+{
+	struct headers h;
+	struct buf err = BUF_INIT;
+	const char *type;
+	int met = 0;
+
+	if (a->opt.build.best != AGG_BEST_NONE || !g->n)
+		return until_met_built(a, g);
+	if (!g->live)
+		g->live = agg_live_new(&a->opt.build,
+				       (agg_eval_until_needs(a->eval) & EXPR_NEEDS_DOC) != 0);
+	if (agg_live_update(g->live, g) < 0)
+		return 0;
+	headers_init(&h);
+	if (agg_build_headers(g, AGG_OPEN, &h, &err) == 0) {
+		if ((type = agg_kind_type(agg_live_kind(g->live))))
+			headers_set(&h, "Content-Type", type);
+		met = agg_eval_until(a->eval, &h, agg_live_body(g->live),
+				     agg_live_doc(g->live)) == 1;
+	}
+	headers_release(&h);
 	buf_release(&err);
 	return met;
 }
@@ -377,7 +411,7 @@ int aggregator_tick(struct aggregator *a, int64_t now)
 	while ((g = agg_expired(a->table, now, &reason)))
 		if (release(a, g, reason, now) < 0)
 			return -1;
-	keyset_expire(a->closed, now);
+	agg_closed_expire(a->closed, now);
 	if (!a->store)
 		return 0;
 	/* Closed keys are the only records with deadlines. */
@@ -506,7 +540,7 @@ int aggregator_restore(struct aggregator *a, int64_t now)
 	agg_table_set_limits(a->table, &none);
 	r = restore_members(a);
 	agg_table_set_limits(a->table, &a->opt.lim);
-	if (r < 0 || keyset_restore(a->closed, a->store, AGG_KIND_CLOSED, now) < 0)
+	if (r < 0 || agg_closed_restore(a->closed, a->store, now) < 0)
 		return -1;
 	return release_completed(a, now);
 }

@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "aggregate.h"
+#include "aggregate-closed.h"
 #include "aggregate-eval.h"
 #include "buf.h"
 #include "header.h"
@@ -67,9 +68,11 @@ void aggregator_free(struct aggregator *a);
  * errno (EIO: a record failed its check; EINVAL: a damaged record). */
 int aggregator_restore(struct aggregator *a, int64_t now);
 
-/* The group of key is released, and remembered as closed: is it? */
-int aggregator_is_late(struct aggregator *a, const char *key, size_t len,
-		       int64_t now);
+/* A message for key with Message-Id id (or NULL), when no group of key
+ * is open: is key's group released and remembered, and was the message
+ * one of its members (a redelivery) or not (late)? */
+enum agg_closed_verdict aggregator_closed(struct aggregator *a, const char *key,
+					  size_t len, const char *id, int64_t now);
 
 /*
  * Add a member (in->serial 0). Completion by sequence, count and until is

@@ -15,9 +15,10 @@
 void expr_env_bind(struct expr_env *env, const struct headers *h,
 		   const char *body, size_t len)
 {
-	if (env->doc)
+	if (env->doc && env->doc != env->lent)
 		xmlFreeDoc(env->doc);
 	env->doc = NULL;
+	env->lent = NULL;
 	env->doc_state = 0;
 	env->kind = -1;
 	env->h = h;
@@ -40,6 +41,13 @@ void expr_env_bind_as(struct expr_env *env, const struct headers *h,
 {
 	expr_env_bind(env, h, body, len);
 	env->kind = (int)kind;
+}
+
+void expr_env_bind_doc(struct expr_env *env, const struct headers *h,
+		       const char *body, size_t len, struct _xmlDoc *doc)
+{
+	expr_env_bind(env, h, body, len);
+	env->lent = doc;
 }
 
 enum body_kind expr_env_kind(struct expr_env *env)
@@ -88,6 +96,30 @@ static void register_doc_ns(struct expr_env *env, xmlDocPtr doc)
 	}
 }
 
+/* The bound body parsed as its kind says; NULL with env->doc_err. */
+static xmlDocPtr parse_body(struct expr_env *env)
+{
+	xmlDocPtr doc = NULL;
+
+	switch (expr_env_kind(env)) {
+	case BODY_XML:
+		doc = xmldoc_parse(env->body, env->len, &env->doc_err,
+				   &env->doc_status);
+		break;
+	case BODY_JSON:
+		doc = jsonxml_parse(env->body, env->len, &env->doc_err);
+		break;
+	case BODY_TEXT:
+		doc = text_doc(env->body, env->len);
+		if (!doc) {
+			buf_addstr(&env->doc_err, "out of memory");
+			env->doc_status = MSG_NO_MEMORY;
+		}
+		break;
+	}
+	return doc;
+}
+
 xmlDocPtr expr_bound_doc(struct expr_env *env)
 {
 	if (env->doc_state)
@@ -100,22 +132,7 @@ xmlDocPtr expr_bound_doc(struct expr_env *env)
 		env->doc_state = -1;
 		return NULL;
 	}
-	switch (expr_env_kind(env)) {
-	case BODY_XML:
-		env->doc = xmldoc_parse(env->body, env->len, &env->doc_err,
-					&env->doc_status);
-		break;
-	case BODY_JSON:
-		env->doc = jsonxml_parse(env->body, env->len, &env->doc_err);
-		break;
-	case BODY_TEXT:
-		env->doc = text_doc(env->body, env->len);
-		if (!env->doc) {
-			buf_addstr(&env->doc_err, "out of memory");
-			env->doc_status = MSG_NO_MEMORY;
-		}
-		break;
-	}
+	env->doc = env->lent ? env->lent : parse_body(env);
 	if (!env->doc) {
 		env->doc_state = -1;
 		return NULL;

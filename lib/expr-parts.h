@@ -22,6 +22,8 @@ struct expr_env {
 	const char *body;
 	size_t len;
 	xmlDocPtr doc;
+	xmlDocPtr lent;		/* the caller's document of the body, or NULL:
+				 * never freed here */
 	int doc_state;		/* 0 not built, 1 built, -1 invalid */
 	int doc_status;		/* when invalid: -1, or MSG_NO_MEMORY */
 	struct buf doc_err;

@@ -61,6 +61,13 @@ void expr_env_bind(struct expr_env *env, const struct headers *h,
 /* The same, saying how the body is to be seen. */
 void expr_env_bind_as(struct expr_env *env, const struct headers *h,
 		      const char *body, size_t len, enum body_kind kind);
+/* The same with the body's document already built (NULL: none, built
+ * when needed as usual), as the body's kind would give it: doc is the
+ * caller's, kept while bound and never freed here. It spares parsing a
+ * body that the caller keeps as a tree anyway (msg-aggregate's --until
+ * on the aggregate so far). */
+void expr_env_bind_doc(struct expr_env *env, const struct headers *h,
+		       const char *body, size_t len, struct _xmlDoc *doc);
 /* How the bound body is seen: by Content-Type, else by its first byte. */
 enum body_kind expr_env_kind(struct expr_env *env);
 

@@ -19,12 +19,14 @@ struct held_key {
 	uint32_t hash;
 	int64_t expires;
 	size_t len;
-	char key[];
+	size_t data_len;
+	char key[];		/* the key, a NUL, its data */
 };
 
 struct keyset {
 	int64_t remember;
 	uint64_t max, count, evicted;
+	uint64_t max_data, data;	/* bytes of data: the limit, held */
 	void (*on_evict)(void *ctx, const char *key, size_t len);
 	void *evict_ctx;
 	struct held_key **buckets;
@@ -108,6 +110,7 @@ static void forget(struct keyset *c, struct held_key *k)
 	*p = k->chain;
 	unlink_key(c, k);
 	c->count--;
+	c->data -= k->data_len;
 	free(k);
 }
 
@@ -137,44 +140,88 @@ uint64_t keyset_expire(struct keyset *c, int64_t now)
 	return n;
 }
 
+/* Make room for one more key by forgetting the oldest. */
+static void evict_oldest(struct keyset *c)
+{
+	c->evicted++;
+	if (c->on_evict)
+		c->on_evict(c->evict_ctx, c->oldest->key, c->oldest->len);
+	forget(c, c->oldest);
+}
+
+static struct held_key *new_key(struct keyset *c, const char *key, size_t len,
+				uint32_t h, const void *data, size_t data_len)
+{
+	struct held_key *k, **p;
+
+	if (c->max && c->count >= c->max)
+		evict_oldest(c);
+	if (c->count >= c->nbuckets)
+		grow(c);
+	k = xmalloc(sizeof(*k) + len + 1 + data_len);
+	memcpy(k->key, key, len);
+	k->key[len] = '\0';
+	if (data_len)
+		memcpy(k->key + len + 1, data, data_len);
+	k->len = len;
+	k->data_len = data_len;
+	k->hash = h;
+	p = find_slot(c, key, len, h);
+	k->chain = *p;
+	*p = k;
+	c->count++;
+	c->data += data_len;
+	return k;
+}
+
 /*
  * Expiry times are kept in list order, never earlier than the newest's:
  * with event time a member may carry an older Timestamp than one before
  * it, and a key then lives a little longer rather than the list
  * needing a sort.
  */
-void keyset_add(struct keyset *c, const char *key, size_t len,
-		    int64_t now)
+void keyset_add_data(struct keyset *c, const char *key, size_t len, int64_t now,
+		     const void *data, size_t data_len)
 {
 	uint32_t h = key_hash(key, len);
-	struct held_key **p = find_slot(c, key, len, h), *k = *p;
+	struct held_key *k = *find_slot(c, key, len, h);
 	int64_t expires = now + c->remember;
 
 	if (c->newest && c->newest->expires > expires)
 		expires = c->newest->expires;
-	if (k) {
-		unlink_key(c, k);
-	} else {
-		if (c->max && c->count >= c->max) {
-			c->evicted++;
-			if (c->on_evict)
-				c->on_evict(c->evict_ctx, c->oldest->key, c->oldest->len);
-			forget(c, c->oldest);
-		}
-		if (c->count >= c->nbuckets)
-			grow(c);
-		k = xmalloc(sizeof(*k) + len + 1);
-		memcpy(k->key, key, len);
-		k->key[len] = '\0';
-		k->len = len;
-		k->hash = h;
-		p = find_slot(c, key, len, h);
-		k->chain = *p;
-		*p = k;
-		c->count++;
+	/* Data replaced: the key is made again at its new size. */
+	if (k && (data || k->data_len)) {
+		forget(c, k);
+		k = NULL;
 	}
+	if (k)
+		unlink_key(c, k);
+	else
+		k = new_key(c, key, len, h, data, data_len);
 	k->expires = expires;
 	append_key(c, k);
+	while (c->max_data && c->data > c->max_data && c->oldest != k)
+		evict_oldest(c);
+}
+
+void keyset_add(struct keyset *c, const char *key, size_t len, int64_t now)
+{
+	keyset_add_data(c, key, len, now, NULL, 0);
+}
+
+const char *keyset_data(const struct keyset *c, const char *key, size_t len,
+			size_t *data_len)
+{
+	struct held_key *k = *find_slot((struct keyset *)c, key, len,
+					  key_hash(key, len));
+
+	*data_len = k ? k->data_len : 0;
+	return k ? k->key + len + 1 : NULL;
+}
+
+void keyset_limit_data(struct keyset *c, uint64_t max)
+{
+	c->max_data = max;
 }
 
 int keyset_has(struct keyset *c, const char *key, size_t len, int64_t now)
@@ -231,8 +278,9 @@ int keyset_decode(const char *value, size_t value_len, int64_t *at)
 	return r;
 }
 
-int keyset_restore(struct keyset *c, struct store *s, const char *kind,
-		   int64_t now)
+/* Restore keys of kind, and with data the bytes after their time. */
+static int restore(struct keyset *c, struct store *s, const char *kind,
+		   int64_t now, int with_data)
 {
 	struct store_iter it;
 	struct store_rec rec;
@@ -249,10 +297,27 @@ int keyset_restore(struct keyset *c, struct store *s, const char *kind,
 			r = -1;
 			break;
 		}
-		if (rec.deadline > now)
+		if (rec.deadline <= now)
+			continue;
+		if (with_data && space)
+			keyset_add_data(c, rec.key, rec.key_len, at, space + 1,
+					value.len - len - 1);
+		else
 			keyset_add(c, rec.key, rec.key_len, at);
 	}
 	store_iter_release(&it);
 	buf_release(&value);
 	return r;
+}
+
+int keyset_restore(struct keyset *c, struct store *s, const char *kind,
+		   int64_t now)
+{
+	return restore(c, s, kind, now, 0);
+}
+
+int keyset_restore_data(struct keyset *c, struct store *s, const char *kind,
+			int64_t now)
+{
+	return restore(c, s, kind, now, 1);
 }

@@ -27,6 +27,17 @@ void keyset_on_evict(struct keyset *c,
 		     void *ctx);
 /* Remember key as added at now (again: the later time counts). */
 void keyset_add(struct keyset *c, const char *key, size_t key_len, int64_t now);
+/* The same, with data (bytes, copied) kept with the key and given back
+ * by keyset_data; adding a key again replaces its data. */
+void keyset_add_data(struct keyset *c, const char *key, size_t key_len,
+		     int64_t now, const void *data, size_t data_len);
+/* The data of key (data_len bytes, not aligned), or NULL when key is not
+ * held. Expired keys are only forgotten by keyset_has and keyset_expire. */
+const char *keyset_data(const struct keyset *c, const char *key, size_t key_len,
+			size_t *data_len);
+/* At most max bytes of data in all (0: no limit): past it, the oldest
+ * keys are forgotten, as when the count is reached. */
+void keyset_limit_data(struct keyset *c, uint64_t max);
 /* Remember key as added at now if it is not held: 1, or 0 when it is (its
  * time stays: a window runs from the first time a key was seen). */
 int keyset_insert(struct keyset *c, const char *key, size_t key_len, int64_t now);
@@ -48,5 +59,8 @@ int keyset_decode(const char *value, size_t value_len, int64_t *at);
  * with errno (EINVAL: a damaged value). */
 int keyset_restore(struct keyset *c, struct store *s, const char *kind,
 		   int64_t now);
+/* The same, the bytes after the space kept as the key's data. */
+int keyset_restore_data(struct keyset *c, struct store *s, const char *kind,
+			int64_t now);
 
 #endif

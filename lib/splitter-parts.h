@@ -33,6 +33,7 @@ struct sink {
 	const struct headers *parent;
 	char parent_id[UUID_STR_LEN + 1 + 64];
 	struct buf stack;	/* Sequence-Stack for the children, or empty */
+	struct buf root;	/* Sequence-Root for the children, or empty */
 	int size_known;
 	uint64_t total;		/* children, when size_known */
 	uint64_t made;		/* children built so far */
@@ -55,6 +56,10 @@ struct sink {
 void sink_init(struct sink *k, struct splitter *s, struct frame_writer *out,
 	       const struct headers *parent);
 void sink_release(struct sink *k);
+/* The parent is an XML document whose document element is root: its
+ * start tag goes onto the children's Sequence-Root when it has
+ * attributes or namespace declarations, or the parent has one. */
+void sink_set_root(struct sink *k, xmlNodePtr root);
 /* --header values, from the context of the first item of each child. */
 int sink_item_headers(struct sink *k, xmlNodePtr context, struct buf *err);
 /* An item into the child being made, after the separator (NULL: none)

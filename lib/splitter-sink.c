@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "message.h"
+#include "xmlout.h"
 
 void sink_init(struct sink *k, struct splitter *s, struct frame_writer *out,
 	       const struct headers *parent)
@@ -18,6 +19,7 @@ void sink_init(struct sink *k, struct splitter *s, struct frame_writer *out,
 	k->out = out;
 	k->parent = parent;
 	buf_init(&k->stack, 0);
+	buf_init(&k->root, 0);
 	buf_init(&k->too_big, 0);
 	buf_init(&k->gbody, 0);
 	buf_init(&k->gwrap_open, 0);
@@ -42,9 +44,29 @@ void sink_init(struct sink *k, struct splitter *s, struct frame_writer *out,
 	}
 }
 
+/*
+ * An aggregate of the children wraps them in an element of its own
+ * naming; Sequence-Root gives it the parent's document element as it
+ * was, attributes and all, one start tag a level, innermost last (no
+ * tag has a '<' but its first). A level whose element is bare, with
+ * none above, is left out: the aggregate's own is the same.
+ */
+void sink_set_root(struct sink *k, xmlNodePtr root)
+{
+	const char *outer = headers_get(k->parent, "Sequence-Root");
+
+	if (!root || !((outer && *outer) || root->properties || root->nsDef))
+		return;
+	buf_reset(&k->root);
+	if (outer)
+		buf_addstr(&k->root, outer);
+	xmlout_start_tag(root, &k->root);
+}
+
 void sink_release(struct sink *k)
 {
 	buf_release(&k->stack);
+	buf_release(&k->root);
 	buf_release(&k->too_big);
 	buf_release(&k->gbody);
 	buf_release(&k->gwrap_open);
@@ -83,6 +105,8 @@ static void child_headers(struct sink *k, struct headers *h, const char *type)
 		headers_set(h, "Sequence-Stack", k->stack.ptr);
 	else
 		headers_remove(h, "Sequence-Stack");
+	if (k->root.len)
+		headers_set(h, "Sequence-Root", k->root.ptr);
 	headers_set(h, "Content-Type", type);
 	for (size_t i = 0; i < headers_count(&k->gheaders); i++) {
 		size_t nl, vl;
@@ -166,6 +190,8 @@ int sink_write_marker(struct sink *k)
 	headers_set(&h, "Sequence-End", "true");
 	if (k->stack.len)
 		headers_set(&h, "Sequence-Stack", k->stack.ptr);
+	if (k->root.len)
+		headers_set(&h, "Sequence-Root", k->root.ptr);
 	if (!type)
 		headers_set(&h, "Content-Type", "text/plain");
 	r = write_child(k, &h, "", 0);

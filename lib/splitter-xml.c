@@ -82,13 +82,16 @@ int split_dom(struct splitter *s, struct sink *k, const char *body,
 	      size_t len, struct buf *err)
 {
 	xmlNodePtr *nodes;
+	xmlDocPtr doc;
 	size_t n;
 	int json, r = 0;
 
 	expr_env_bind(s->env, k->parent, body, len);
 	json = expr_env_kind(s->env) == BODY_JSON;
-	if (!expr_env_doc(s->env, err, &r))
+	if (!(doc = expr_env_doc(s->env, err, &r)))
 		return r;
+	if (!json)
+		sink_set_root(k, xmlDocGetRootElement(doc));
 	if ((r = expr_nodes(s->xpath, s->env, &nodes, &n, err)) < 0)
 		return r;
 	k->size_known = 1;
@@ -196,6 +199,7 @@ int split_xml_stream(struct splitter *s, struct sink *k,
 				break;
 			}
 			if (!st) {
+				sink_set_root(k, node);
 				expr_env_scope_ns(s->env, node);
 				pat = compile_pattern(s, node);
 				st = pat ? xmlPatternGetStreamCtxt(pat) : NULL;

@@ -146,7 +146,8 @@ static void attr_value(const xmlAttr *a, int refs, struct buf *out)
 
 static void node_out(const xmlNode *n, int refs, int top, struct buf *out);
 
-static void element_out(const xmlNode *e, int refs, int top, struct buf *out)
+/* "<name" and what follows it in a start tag, up to the '>'. */
+static void start_tag(const xmlNode *e, int refs, int top, struct buf *out)
 {
 	buf_addch(out, '<');
 	qname(e->ns, e->name, out);
@@ -161,6 +162,11 @@ static void element_out(const xmlNode *e, int refs, int top, struct buf *out)
 		attr_value(a, refs, out);
 		buf_addch(out, '"');
 	}
+}
+
+static void element_out(const xmlNode *e, int refs, int top, struct buf *out)
+{
+	start_tag(e, refs, top, out);
 	if (!e->children) {
 		buf_addstr(out, "/>");
 		return;
@@ -221,4 +227,10 @@ void xmlout_element(xmlNodePtr node, struct buf *out)
 	int refs = !node->doc || !node->doc->encoding;
 
 	node_out(node, refs, 1, out);
+}
+
+void xmlout_start_tag(xmlNodePtr node, struct buf *out)
+{
+	start_tag(node, !node->doc || !node->doc->encoding, 1, out);
+	buf_addch(out, '>');
 }

@@ -15,5 +15,9 @@
 #include "buf.h"
 
 void xmlout_element(xmlNodePtr node, struct buf *out);
+/* The element's start tag alone, as xmlout_element writes it, with its
+ * attributes and namespace declarations: "<order id=\"7\">". Only its
+ * first byte is '<': the attribute values have theirs escaped. */
+void xmlout_start_tag(xmlNodePtr node, struct buf *out);
 
 #endif

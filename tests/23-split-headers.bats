@@ -208,6 +208,37 @@ parent() {
 <item>Blue Train</item>' ]
 }
 
+@test "headers: Sequence-Root keeps each level's document element with its attributes, innermost last" {
+	local mode
+	frame '<o:orders xmlns:o="urn:o" batch="7"><o:order id="1" k="&lt;&amp;&quot;"><item/></o:order><o:order><item/></o:order></o:orders>' \
+		'Message-Id: B' 'Content-Type: application/xml' >in.msg
+	for mode in '' --no-stream; do
+		msg-split $mode -x /o:orders/o:order in.msg >l1.msg
+		msg-split $mode -x /o:order/item l1.msg >l2.msg
+		[ "$(hcol l1.msg Sequence-Root | sort -u)" = '<o:orders xmlns:o="urn:o" batch="7">' ]
+		# No '<' in a tag but its first; the second order is bare, but
+		# a level above it is not.
+		hcol l2.msg Sequence-Root >got
+		cat >want <<-'EOF'
+		<o:orders xmlns:o="urn:o" batch="7"><o:order xmlns:o="urn:o" id="1" k="&lt;&amp;&quot;">
+		<o:orders xmlns:o="urn:o" batch="7"><o:order xmlns:o="urn:o">
+		EOF
+		diff -u want got
+	done
+	# A bare document element with none above needs none.
+	frame '<a x="1"><b><c/></b></a>' 'Message-Id: A' >in.msg
+	msg-split -x //b in.msg | msg-split -x /b/c >out.msg
+	[ "$(hcol out.msg Sequence-Root)" = '<a x="1"><b>' ]
+	frame '<a><b><c/></b></a>' 'Message-Id: A' >in.msg
+	msg-split -x //b in.msg | msg-split -x /b/c >out.msg
+	[ "$(hcol out.msg Sequence-Root)" = '(absent)' ]
+	# The marker of an empty split carries it too.
+	frame '<a x="1"></a>' 'Message-Id: A' >in.msg
+	msg-split -x //b in.msg >out.msg
+	[ "$(hv out.msg 1 Sequence-Size)" = 0 ]
+	[ "$(hv out.msg 1 Sequence-Root)" = '<a x="1">' ]
+}
+
 @test "headers: a parent in a sequence without Correlation-Id stacks '-'" {
 	frame '<a><b/></a>' 'Message-Id: C' 'Sequence-Number: 7' >in.msg
 	msg-split -x //b in.msg >out.msg
@@ -255,7 +286,8 @@ parent() {
 @test "headers: --header comes after the sequence headers it does not name" {
 	msg-wrap "$SPLIT/orders.xml" | msg-split -x /orders/order -H Id=@id >out.msg
 	msg-unwrap -H out.msg | sed -n '/^Sequence-Number: 4$/,$p' >got
-	printf 'Sequence-Number: 4\nId: 4\nSequence-Size: 4\nSequence-End: true\nContent-Length: %d\n\n' \
+	# The document element has attributes: Sequence-Root tells them.
+	printf 'Sequence-Number: 4\nSequence-Root: <orders region="north" batch="7">\nId: 4\nSequence-Size: 4\nSequence-End: true\nContent-Length: %d\n\n' \
 		"$(body out.msg 4 | wc -c)" | diff -u - got
 }
 

@@ -777,8 +777,9 @@ EOF
 @test "man: msg-aggregate(1) examples run as pasted" {
 	examples msg-aggregate.1 4
 	quiet 1 2 3 4
-	# The items back in their orders, the orders in their file.
-	printf '%s' '<orders><order><item sku="a-1"/><item sku="b-7"/></order><order><item sku="c-3"/></order></orders>' | same out1
+	# The items back in their orders, ids and all, the orders in their
+	# file (white space between elements is no item: it is left out).
+	printf '%s' '<orders><order id="1"><item sku="a-1"/><item sku="b-7"/></order><order id="2"><item sku="c-3"/></order></orders>' | same out1
 	# The cheapest quote alone.
 	printf '%s' '{"supplier": "south", "price": 17}' | same out2
 	# An hour has not passed: both groups wait in the state directory,

@@ -11,7 +11,7 @@ load fixtures/aggregate/aggregate
 # orders N: order-01.xml .. order-N.xml in orders/, order i with
 # i % 5 + 1 items of both types, and in expect.tsv the line each should
 # come back as: its file name, its item count, and the order as the
-# translators make it.
+# translators make it, its id kept (msg-split's Sequence-Root).
 orders() {
 	local i j n type body items
 	mkdir orders
@@ -29,7 +29,7 @@ orders() {
 			items+="<item type=\"$type\" sku=\"s-$i-$j\" qty=\"$j\"/>"
 		done
 		printf '<order id="%d">%s</order>' "$i" "$items" >"orders/order-$(printf %02d "$i").xml"
-		printf 'order-%02d.xml\t%d\tcomplete\t<order>%s</order>\n' "$i" "$n" "$body"
+		printf 'order-%02d.xml\t%d\tcomplete\t<order id="%d">%s</order>\n' "$i" "$n" "$i" "$body"
 	done >expect.tsv
 }
 
@@ -118,6 +118,36 @@ orders() {
 		<(sed -n 's/^Correlation-Id: //p' back.msg)
 	[ "$(cat items-back.msg orders-back.msg back.msg | grep -c '^Aggregate-Reason: ')" = \
 		"$(cat items-back.msg orders-back.msg back.msg | grep -c '^Aggregate-Reason: complete$')" ]
+}
+
+@test "flow: nested split and aggregate give back containers with attributes, escapes and namespaces" {
+	local mode
+	printf '%s' '<orders batch="b1" note="a &amp; &lt;b&gt; &quot;c&quot;"><order id="7" rush="yes"><item sku="A"><part n="1">p</part><part n="2">q</part></item><item><part>r</part></item></order><order><item sku="C"><part n="3">s</part></item></order></orders>' >batch.xml
+	printf '%s' '<n:box xmlns:n="urn:n" size="big"><n:set n:k="v"><n:item>1</n:item></n:set></n:box>' >ns.xml
+	for mode in '' --no-stream; do
+		run -0 timeout -k 5 60 bash -c 'set -o pipefail
+			msg-wrap batch.xml | msg-split '"$mode"' -x /orders/order |
+			msg-split '"$mode"' -x /order/item | msg-split '"$mode"' -x /item/part |
+			msg-aggregate -W item | msg-aggregate -W order |
+			msg-aggregate -W orders >back.msg'
+		# Byte for byte: attribute order and escapes as they came.
+		msg-unwrap back.msg | cmp - batch.xml
+		run -1 grep -q '^Sequence-Root: ' back.msg
+		# The result is the document element's equal; namespace
+		# declarations are repeated where msg-split made each part
+		# stand alone.
+		run -0 timeout -k 5 60 bash -c 'set -o pipefail
+			msg-wrap ns.xml | msg-split '"$mode"' --ns n=urn:n -x /n:box/n:set |
+			msg-split '"$mode"' --ns n=urn:n -x /n:set/n:item |
+			msg-aggregate -W n:set | msg-aggregate -W n:box | msg-unwrap'
+		[ "$output" = '<n:box xmlns:n="urn:n" size="big"><n:set xmlns:n="urn:n" n:k="v"><n:item xmlns:n="urn:n">1</n:item></n:set></n:box>' ]
+	done
+	# Another -W than the element's: the tag is not used, but its level
+	# is taken off all the same, and the next level finds its own.
+	run -0 timeout -k 5 60 bash -c 'set -o pipefail
+		msg-wrap batch.xml | msg-split -x /orders/order | msg-split -x /order/item |
+		msg-aggregate -W lines | msg-aggregate -W orders | msg-unwrap'
+	[ "$output" = '<orders batch="b1" note="a &amp; &lt;b&gt; &quot;c&quot;"><lines><item sku="A"><part n="1">p</part><part n="2">q</part></item><item><part>r</part></item></lines><lines><item sku="C"><part n="3">s</part></item></lines></orders>' ]
 }
 
 @test "flow: scatter-gather, the cheapest of three quotes" {

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "aggregate.h"
+#include "aggregate-closed.h"
 #include "unit.h"
 #include "unit-headers.h"
 
@@ -379,6 +380,45 @@ static void test_closed(void)
 	keyset_free(c);
 }
 
+/* Released groups know their members again by Message-Id; the digests
+ * are bounded in all, the oldest key going first. */
+static void test_closed_members(void)
+{
+	static const struct agg_limits none;
+	struct agg_table *t = agg_table_new(&none);
+	struct agg_closed *c = agg_closed_new(1000, 10, 3);
+	struct agg_group *g;
+	struct buf value = BUF_INIT;
+
+	CHECK(add(t, "A", "Message-Id: a1", "x", 0, &g) == AGG_ADDED);
+	CHECK(add(t, "A", "", "no id", 0, &g) == AGG_ADDED);
+	CHECK(add(t, "A", "Message-Id: a2", "y", 0, &g) == AGG_ADDED);
+	agg_closed_add(c, g, 10);
+	/* The record: the time, a space, a digest of 8 bytes for each id. */
+	agg_closed_value(&value, g, 10);
+	CHECK(value.len == 3 + 2 * 8 && !memcmp(value.ptr, "10 ", 3));
+	agg_remove(t, g);
+	CHECK(agg_closed_check(c, "A", 1, "a1", 20) == AGG_REDELIVERED);
+	CHECK(agg_closed_check(c, "A", 1, "a2", 20) == AGG_REDELIVERED);
+	CHECK(agg_closed_check(c, "A", 1, "a3", 20) == AGG_LATE);
+	CHECK(agg_closed_check(c, "A", 1, NULL, 20) == AGG_LATE);
+	CHECK(agg_closed_check(c, "B", 1, "a1", 20) == AGG_NOT_CLOSED);
+
+	/* Two more ids pass the bound of 3: A, the oldest, is forgotten. */
+	CHECK(add(t, "B", "Message-Id: b1", "x", 0, &g) == AGG_ADDED);
+	CHECK(add(t, "B", "Message-Id: b2", "x", 0, &g) == AGG_ADDED);
+	agg_closed_add(c, g, 30);
+	agg_remove(t, g);
+	CHECK(agg_closed_check(c, "A", 1, "a1", 40) == AGG_NOT_CLOSED);
+	CHECK(agg_closed_check(c, "B", 1, "b2", 40) == AGG_REDELIVERED);
+	/* And all of it after --remember. */
+	agg_closed_expire(c, 1030);
+	CHECK(agg_closed_check(c, "B", 1, "b2", 1030) == AGG_NOT_CLOSED);
+	buf_release(&value);
+	agg_closed_free(c);
+	agg_table_free(t);
+}
+
 /* ---- records ---- */
 
 static void test_member_record(void)
@@ -511,6 +551,7 @@ int main(void)
 	test_limits_and_oldest();
 	test_iteration();
 	test_closed();
+	test_closed_members();
 	test_member_record();
 	test_restore();
 	test_closed_record();
