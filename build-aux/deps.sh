@@ -13,6 +13,9 @@ libxml2-utils xsltproc jq time mandoc shellcheck docbook-xsl docbook-xml"
 case "${1:-test}" in
 bench) need="$need xmlstarlet xml-twig-tools" ;;
 esac
+# OpenSSH's sftp client and its sftp-server (no daemon), for the test of
+# an inbox against a real upload.
+need="$need openssh-client openssh-sftp-server"
 
 missing=
 for p in $need; do
