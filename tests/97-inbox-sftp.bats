@@ -58,16 +58,16 @@ taken_once_whole() {
 	[ "$(msg-unwrap -H out/new/* | sed -n 's/^File-Name: //p')" = "$1" ]
 	msg-unwrap --once dir:out >got.txt
 	cmp got.txt upload.txt
-	[ -z "$(ls -A in | grep -v -x '\.msg')" ]
+	[ "$(ls -A in)" = .msg ]
 	[ -z "$(ls -A in/.msg/work)" ]
 }
 
 @test "sftp: a file uploaded in place through sftp over several seconds is never taken half-written: taken once, whole, once complete (the read lease, --settle 0)" {
 	local looker
-	echo "put upload.txt in/orders.txt" >batch
+	echo "put upload.txt in/orders.txt" >sftp.batch
 	spawn look_until upload.done
 	looker=$spawned
-	upload batch
+	upload sftp.batch
 	# The upload is complete: the next looks take it.
 	wait_until 30 spooled
 	sleep 0.3
@@ -83,10 +83,10 @@ taken_once_whole() {
 @test "sftp: an upload under NAME.part, renamed to NAME when complete, is taken once, as NAME" {
 	local looker
 	printf '%s\n' "put upload.txt in/orders.txt.part" \
-		"rename in/orders.txt.part in/orders.txt" >batch
+		"rename in/orders.txt.part in/orders.txt" >sftp.batch
 	spawn look_until upload.done
 	looker=$spawned
-	upload batch
+	upload sftp.batch
 	wait_until 30 spooled
 	sleep 0.3
 	touch upload.done
