@@ -45,6 +45,8 @@ static int inbox_in_next(struct channel_in *in, int wait,
 	case INBOX_PASSED:
 		src->kind = f.kind;
 		return CHANNEL_PASSED;
+	case INBOX_REPEATED:
+		return CHANNEL_REPEATED;
 	default:
 		return CHANNEL_NONE;
 	}

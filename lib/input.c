@@ -295,6 +295,12 @@ static void each_source(struct input *in, const char *addr, struct headers *h)
 			held = 0;
 			continue;
 		}
+		if (found == CHANNEL_REPEATED) {
+			/* Let go with the batch, as the files read are. */
+			in->repeated++;
+			held++;
+			continue;
+		}
 		if (found != CHANNEL_MESSAGE) {
 			input_report_entry(in, ch, addr, found, &src);
 			continue;
