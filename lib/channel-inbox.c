@@ -1,5 +1,5 @@
 /* channel-inbox: an inbox:DIR (inbox.h) as an input channel, its files
- * raw sources deleted once what was made of them is out. */
+ * raw sources let go once what was made of them is out. */
 #include "channel.h"
 
 #include <stdlib.h>
