@@ -127,7 +127,7 @@ static void end_batch(struct input *in, struct channel_in *ch, const char *addr)
 	input_tool_batch_end(in);
 	input_outputs_durable();
 	if (ch->ops->done(ch) < 0)
-		die_errno(EX_IOERR, "cannot remove a message of '%s'", addr);
+		die_errno(EX_IOERR, "cannot finish with what was read from '%s'", addr);
 }
 
 /*

@@ -434,7 +434,7 @@ a.csv.2' ]
 	mkdir archive
 	run -74 --separate-stderr faulty FAULT_FUNCS=renameat2 FAULT_PATH='*/in/.msg/work/*' \
 		-- msg-wrap --once --settle 0 --done archive --output dir:out inbox:in
-	[ "${stderr_lines[0]}" = "msg-wrap: cannot remove a message of 'inbox:in': Input/output error" ]
+	[ "${stderr_lines[0]}" = "msg-wrap: cannot finish with what was read from 'inbox:in': Input/output error" ]
 	[ "$(ls out/new | wc -l)" = 1 ]
 	[ -z "$(ls archive)" ]
 	[ "$(cat in/.msg/work/*/a)" = A ]
@@ -539,6 +539,23 @@ b.csv' ]
 	[ "$(ls out/new | wc -l)" = 2 ]
 	[ "$(cat archive/a)" = A ]
 	inbox_empty
+}
+
+@test "inbox: --idempotent with no room for the record ends the run (74) before the file goes; the next run processes it" {
+	drop a 'A' '2026-01-01 00:00:01 UTC'
+	# The store refuses a put when less than this is free.
+	run -74 --separate-stderr env MSG_STORE_MIN_FREE=1000T \
+		msg-wrap --once --settle 0 --idempotent --done archive --output dir:out inbox:in
+	[ "${stderr_lines[0]}" = "msg-wrap: cannot finish with what was read from 'inbox:in': No space left on device" ]
+	[ "$(ls out/new | wc -l)" = 1 ]
+	[ ! -e archive/a ]
+	[ "$(cat in/.msg/work/*/a)" = A ]
+	msg-wrap --once --settle 0 --idempotent --done archive --output dir:out inbox:in
+	[ "$(ls out/new | wc -l)" = 2 ]
+	[ "$(cat archive/a)" = A ]
+	inbox_empty
+	drop a 'A' '2026-01-01 00:00:02 UTC'
+	[ -z "$(msg-wrap --once --settle 0 --idempotent inbox:in)" ]
 }
 
 @test "inbox: --idempotent runs at the same instant take turns on the record, each file once, and remember every one" {
