@@ -210,7 +210,8 @@ int numbered_place(struct numbered_names *nn, const char *name,
 int make_dirs(const char *path)
 {
 	struct buf dir = BUF_INIT;
-	size_t parent = 0;	/* length of the parent of dir; 0: "." */
+	/* Length of the parent of dir: 0 for ".", 1 for "/". */
+	size_t parent = path[0] == '/';
 	int r = 0;
 
 	for (const char *p = path + 1; r == 0; p++) {

@@ -373,6 +373,20 @@ b.csv' ]
 	[ "$(ls arch/x | wc -l)" = 2 ]
 }
 
+@test "inbox: --done: each directory made is synced into its parent, the file's new place before the claims it left" {
+	drop a 'A' '2026-01-01 00:00:01 UTC'
+	local top
+	top=$(pwd -P)
+	faulty FAULT_FUNCS=dirsync FAULT_ERRNO=none FAULT_COUNT=0 FAULT_PATH="$top*" \
+		-- msg-wrap --once --settle 0 --done "$top/archive/day" inbox:in >/dev/null
+	sed -e "s|$top|.|" -e 's|/\.msg/work/[^/ ]*|/.msg/work/RUN|' faults.log >got
+	[ "$(cat got)" = "dirsync . skipped
+dirsync ./archive skipped
+dirsync ./archive/day skipped
+dirsync ./in/.msg/work/RUN skipped" ]
+	[ "$(cat archive/day/a)" = A ]
+}
+
 @test "inbox: --done: a name already there gets .1, .2, ...; nothing there is replaced" {
 	mkdir archive
 	printf 'old' >archive/a.csv
