@@ -488,6 +488,16 @@ bad.xml.error' ]
 	inbox_empty
 }
 
+@test "inbox: a move to --failed that fails gives the file back to the inbox, exit 74" {
+	drop bad.xml '<orders><ord' '2026-01-01 00:00:01 UTC'
+	run -74 --separate-stderr faulty FAULT_FUNCS=renameat2 FAULT_PATH='*/in/.msg/work/*' \
+		-- msg-split -r -x /orders/order --once --settle 0 --failed rejects inbox:in
+	[ "${stderr_lines[1]}" = "msg-split: cannot set 'inbox:in/bad.xml' aside; it stays in the spool: Input/output error" ]
+	[ "$(left)" = bad.xml ]
+	[ "$(cat in/bad.xml)" = '<orders><ord' ]
+	[ -z "$(ls rejects)" ]
+}
+
 # ---- --idempotent ----
 
 @test "inbox: --idempotent skips an identical re-send (new mtime), counts it and lets it go; a changed file under the name is taken" {
