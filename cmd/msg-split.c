@@ -20,6 +20,7 @@ static const char usage[] =
 	"                 [--once] [--stats] [input ...]\n"
 	"       msg-split -r ... [--include glob] [--exclude glob] [--max-files n]\n"
 	"                 [--recursive] [--settle duration] [--done-marker suffix]\n"
+	"                 [--done dir] [--failed dir] [--idempotent [--remember duration]]\n"
 	"                 inbox:dir ...";
 
 static struct splitter_config cfg = { .group = 1, .empty = EMPTY_MARKER };

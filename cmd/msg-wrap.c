@@ -19,6 +19,7 @@ static const char usage[] =
 	"                [--invalid channel] [--once] [--stats] [file ...]\n"
 	"       msg-wrap ... [--include glob] [--exclude glob] [--max-files n]\n"
 	"                [--recursive] [--settle duration] [--done-marker suffix]\n"
+	"                [--done dir] [--failed dir] [--idempotent [--remember duration]]\n"
 	"                inbox:dir ...";
 
 enum mode { MODE_FILE, MODE_LINES, MODE_ENVELOPE };

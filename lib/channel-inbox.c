@@ -1,5 +1,5 @@
 /* channel-inbox: an inbox:DIR (inbox.h) as an input channel, its files
- * raw sources deleted once what was made of them is out. */
+ * raw sources let go once what was made of them is out. */
 #include "channel.h"
 
 #include <stdlib.h>
@@ -49,6 +49,8 @@ static int inbox_in_next(struct channel_in *in, int wait,
 		src->action = f.action;
 		src->err = f.err;
 		return CHANNEL_SKIPPED;
+	case INBOX_REPEATED:
+		return CHANNEL_REPEATED;
 	default:
 		return CHANNEL_NONE;
 	}

@@ -126,6 +126,9 @@ enum channel_found {
 	CHANNEL_SKIPPED,	/* not readable: left where it is */
 	CHANNEL_PASSED,		/* not a message, named once and left where
 				 * it is: no fault of the run (an inbox) */
+	CHANNEL_REPEATED,	/* a source taken before as it is, done with
+				 * unread, with the batch (an inbox's
+				 * --idempotent) */
 };
 
 struct channel_source {

@@ -204,58 +204,6 @@ int inbox_work_sync(struct inbox_work *w)
 	return xfsync(w->runfd);
 }
 
-/* DIR/.msg/failed, made when first needed: its descriptor or -1. */
-static int failed_dir(struct inbox_work *w)
-{
-	int msgfd = openat(w->inboxfd, ".msg", O_RDONLY | O_DIRECTORY |
-			   O_NOFOLLOW | O_CLOEXEC);
-	int fd = -1;
-
-	if (msgfd < 0)
-		return -1;
-	if (mkdir_at(msgfd, "failed") == 0)
-		fd = openat(msgfd, "failed", O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-			    O_CLOEXEC);
-	close(msgfd);
-	return fd;
-}
-
-/* NAME.error beside the failed file NAME: why, and a newline. */
-static int write_reason(int dirfd, const char *name, const char *why)
-{
-	struct buf ename = BUF_INIT;
-	int fd, r = -1;
-
-	buf_addf(&ename, "%s.error", name);
-	(void)unlinkat(dirfd, ename.ptr, 0);	/* a stale one of an earlier NAME */
-	fd = openat(dirfd, ename.ptr, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
-		    O_CLOEXEC, 0644);
-	if (fd >= 0) {
-		if (write_all(fd, why, strlen(why)) == 0 &&
-		    write_all(fd, "\n", 1) == 0 && xfsync(fd) == 0)
-			r = 0;
-		close(fd);
-	}
-	buf_release(&ename);
-	return r;
-}
-
-int inbox_work_fail(struct inbox_work *w, const char *claimed,
-		    const char *base, const char *why, struct buf *final)
-{
-	int fd = failed_dir(w), r = -1;
-
-	if (fd < 0)
-		return -1;
-	if (rename_unique(w->runfd, claimed, fd, base, final) == 0) {
-		r = write_reason(fd, final->ptr, why);
-		if (xfsync(fd) < 0 || xfsync(w->runfd) < 0)
-			r = -1;
-	}
-	close(fd);
-	return r;
-}
-
 int inbox_work_give_back(struct inbox_work *w, const char *claimed)
 {
 	return put_back(w->inboxfd, w->runfd, claimed);

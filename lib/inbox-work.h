@@ -27,13 +27,6 @@ int inbox_work_delete(struct inbox_work *w, const char *claimed);
 /* Make the deletions so far durable: 0 or -1. */
 int inbox_work_sync(struct inbox_work *w);
 /* A claimed file goes back into the inbox under its name, unread. */
-/*
- * The claimed file cannot be processed: moved into DIR/.msg/failed as
- * base (base-2 ... when taken), the name used in final, with
- * final.error beside it holding why; both synced. 0 or -1 with errno.
- */
-int inbox_work_fail(struct inbox_work *w, const char *claimed,
-		    const char *base, const char *why, struct buf *final);
 int inbox_work_give_back(struct inbox_work *w, const char *claimed);
 /* The run ends: its directory removed when empty, its lock let go. */
 void inbox_work_close(struct inbox_work *w);

@@ -1,6 +1,6 @@
 /*
  * inbox: the files of a plain directory as raw inputs (inbox.h): listed,
- * chosen by name, taken oldest first, deleted once what was made of them
+ * chosen by name, taken oldest first, let go once what was made of them
  * is out.
  */
 #include "inbox.h"
@@ -17,7 +17,9 @@
 
 #include "clock.h"
 #include "dirent-open.h"
+#include "inbox-after.h"
 #include "inbox-busy.h"
+#include "inbox-seen.h"
 #include "inbox-work.h"
 #include "io.h"
 #include "keyset.h"
@@ -41,13 +43,11 @@ struct inbox {
 	struct timespec listed_at;	/* CLOCK_MONOTONIC, of the first look */
 	int busy_seen;		/* a file left to its writer since the listing */
 	uint64_t taken;		/* files handed out this run */
-	/* Claimed, handed out and not yet deleted (inbox_done): their
-	 * names in the run's work directory. */
-	char **handed;
-	char **markers;		/* their --done-marker files, or NULLs */
-	size_t nhanded;
+	struct inbox_seen *seen;	/* --idempotent, or NULL */
+	struct inbox_after *after;	/* the files handed out, until done */
 	struct keyset *named;	/* entries passed over, said once */
 	struct buf name, claimed;
+	struct buf record;	/* what seen is to remember of the file */
 	struct headers headers;
 };
 
@@ -136,6 +136,8 @@ static int list_entry(struct inbox *ib, int dfd, const char *rel,
 	buf_addf(&path, "%s%s%s", rel, *rel ? "/" : "", name);
 	if (S_ISDIR(st.st_mode) && name[0] == '.')
 		;	/* hidden, and DIR/.msg is the readers' own */
+	else if (S_ISDIR(st.st_mode) && inbox_after_owns(ib->after, &st))
+		;	/* --done or --failed, inside the inbox */
 	else if (S_ISDIR(st.st_mode) && ib->opt.recursive)
 		r = list_dir(ib, path.ptr);
 	else if (!inbox_name_selected(&ib->opt, name) && !S_ISDIR(st.st_mode))
@@ -223,6 +225,17 @@ struct inbox *inbox_open(const char *addr, const struct inbox_options *opt,
 		free(ib);
 		return NULL;
 	}
+	if (opt->idempotent) {
+		ib->seen = inbox_seen_open(dir, opt->remember_ms ? opt->remember_ms
+					   : INBOX_REMEMBER_MS, err);
+		if (!ib->seen) {
+			inbox_work_close(ib->work);
+			close(fd);
+			free(ib);
+			return NULL;
+		}
+	}
+	ib->after = inbox_after_new(fd, ib->work, addr, opt, ib->seen);
 	ib->addr = xstrdup(addr);
 	ib->dirfd = fd;
 	ib->opt = *opt;
@@ -232,6 +245,7 @@ struct inbox *inbox_open(const char *addr, const struct inbox_options *opt,
 	ib->named = keyset_new(INT64_MAX / 2, 0);
 	buf_init(&ib->name, 0);
 	buf_init(&ib->claimed, 0);
+	buf_init(&ib->record, 0);
 	headers_init(&ib->headers);
 	return ib;
 }
@@ -354,6 +368,17 @@ static int open_entry(struct inbox *ib, const struct inbox_entry *e,
 		give_back(ib, fd);
 		return cannot(f, "read");
 	}
+	if (ib->seen) {
+		/* The record cannot be asked: the run ends there. */
+		int repeat = inbox_seen_check(ib->seen, e->path, fd, &st,
+					      &ib->record);
+		if (repeat < 0)
+			return give_back(ib, fd);
+		if (repeat) {
+			close(fd);
+			return INBOX_REPEATED;
+		}
+	}
 	file_headers(ib, e->path, &st);
 	f->fd = fd;
 	f->headers = &ib->headers;
@@ -378,31 +403,17 @@ static int wait_for_entries(struct inbox *ib)
 	}
 }
 
-/* The file claimed is handed out, to be deleted at inbox_done with its
- * marker. */
-static void hand_out(struct inbox *ib, const char *path)
+/* The file claimed is handed out, to be let go at inbox_done with its
+ * marker; record is what --idempotent remembers of it, or NULL. */
+static void hand_out(struct inbox *ib, const char *path, const char *record)
 {
-	size_t n = ib->nhanded + 1;
+	struct buf marker = BUF_INIT;
 
-	ib->handed = xrealloc(ib->handed, n * sizeof(*ib->handed));
-	ib->markers = xrealloc(ib->markers, n * sizeof(*ib->markers));
-	ib->handed[ib->nhanded] = xstrdup(ib->claimed.ptr);
-	ib->markers[ib->nhanded] = NULL;
-	if (ib->opt.done_marker) {
-		struct buf m = BUF_INIT;
-
-		buf_addf(&m, "%s%s", path, ib->opt.done_marker);
-		ib->markers[ib->nhanded] = buf_detach(&m, NULL);
-	}
-	ib->nhanded = n;
-}
-
-/* The last file handed out, taken off the list: its claimed name, to
- * free. Its marker stays where it is, with the file's next try. */
-static char *take_last(struct inbox *ib)
-{
-	free(ib->markers[--ib->nhanded]);
-	return ib->handed[ib->nhanded];
+	if (ib->opt.done_marker)
+		buf_addf(&marker, "%s%s", path, ib->opt.done_marker);
+	inbox_after_add(ib->after, ib->claimed.ptr, path,
+			marker.len ? marker.ptr : NULL, record);
+	buf_release(&marker);
 }
 
 int inbox_next(struct inbox *ib, int wait, struct inbox_file *f)
@@ -436,9 +447,10 @@ int inbox_next(struct inbox *ib, int wait, struct inbox_file *f)
 			continue;	/* named already */
 		if (found == INBOX_NONE)
 			continue;
-		if (found == INBOX_FILE) {
+		if (found == INBOX_FILE || found == INBOX_REPEATED) {
 			ib->taken++;
-			hand_out(ib, e->path);
+			hand_out(ib, e->path, ib->seen && found == INBOX_FILE
+				 ? ib->record.ptr : NULL);
 		}
 		return found;
 	}
@@ -446,50 +458,18 @@ int inbox_next(struct inbox *ib, int wait, struct inbox_file *f)
 
 int inbox_set_aside(struct inbox *ib, const char *why, struct buf *where)
 {
-	char *claimed = take_last(ib);
-	const char *path = ib->list[ib->at - 1].path;
-	const char *base = strrchr(path, '/');
-	struct buf final = BUF_INIT;
-	int r = inbox_work_fail(ib->work, claimed, base ? base + 1 : path, why,
-				&final);
-
-	if (r == 0)
-		buf_addf(where, "%s/.msg/failed/%s", ib->addr, final.ptr);
-	else if (final.len == 0)
-		give_back(ib, -1);	/* still claimed: back for the next run */
-	free(claimed);
-	buf_release(&final);
-	return r;
+	return inbox_after_fail_last(ib->after, why, where);
 }
 
 int inbox_done(struct inbox *ib)
 {
-	int r = 0;
-
-	if (!ib->nhanded)
-		return 0;
-	while (ib->nhanded) {
-		char *marker = ib->markers[ib->nhanded - 1];
-
-		/* The marker after its file: never one without a file that
-		 * a crash could leave to be taken again. */
-		if (inbox_work_delete(ib->work, ib->handed[ib->nhanded - 1]) < 0 ||
-		    (marker && unlinkat(ib->dirfd, marker, 0) < 0 &&
-		     errno != ENOENT))
-			r = -1;
-		free(take_last(ib));
-	}
-	if (r == 0 && ib->opt.done_marker && xfsync(ib->dirfd) < 0)
-		r = -1;
-	return r < 0 ? -1 : inbox_work_sync(ib->work);
+	return inbox_after_done(ib->after);
 }
 
 void inbox_release(struct inbox *ib)
 {
-	if (ib->nhanded) {
-		char *claimed = take_last(ib);
-		inbox_work_give_back(ib->work, claimed);
-		free(claimed);
+	if (inbox_after_held(ib->after)) {
+		inbox_after_give_back_last(ib->after);
 		ib->taken--;
 	}
 }
@@ -498,14 +478,13 @@ void inbox_close(struct inbox *ib)
 {
 	clear_list(ib);
 	free(ib->list);
-	while (ib->nhanded)
-		inbox_release(ib);
-	free(ib->handed);
-	free(ib->markers);
+	inbox_after_free(ib->after);	/* what is held goes back */
+	inbox_seen_close(ib->seen);
 	inbox_work_close(ib->work);
 	keyset_free(ib->named);
 	buf_release(&ib->name);
 	buf_release(&ib->claimed);
+	buf_release(&ib->record);
 	headers_release(&ib->headers);
 	close(ib->dirfd);
 	free(ib->addr);

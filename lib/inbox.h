@@ -2,9 +2,11 @@
  * inbox: a plain directory that partners write files into (inbox:DIR),
  * read as raw inputs: which files are taken (--include, --exclude and
  * the names uploads use while they are written), in which order (oldest
- * mtime first, then name), how many per run, and each file deleted once
- * the messages made from it are out. Entries that are not regular files
- * are never opened: they are named once and left where they are.
+ * mtime first, then name), how many per run, and each file deleted or
+ * moved (inbox-after.h) once the messages made from it are out, or, with
+ * --idempotent, let go unread when it was taken before as it is
+ * (inbox-seen.h). Entries that are not regular files are never opened:
+ * they are named once and left where they are.
  */
 #ifndef MSG_INBOX_H
 #define MSG_INBOX_H
@@ -31,6 +33,14 @@ struct inbox_options {
 	 * settle_set, INBOX_SETTLE_MS. */
 	int64_t settle_ms;
 	int settle_set;
+	/* --done: where files go once their messages are out (strftime(3)
+	 * fields); NULL: they are deleted. --failed: where files that
+	 * cannot be processed go; NULL: DIR/.msg/failed. */
+	const char *done_dir, *failed_dir;
+	/* --idempotent: a file taken before, same name and content, is let
+	 * go unread; remembered --remember (ms; 0: INBOX_REMEMBER_MS). */
+	int idempotent;
+	int64_t remember_ms;
 };
 
 enum inbox_found {
@@ -40,6 +50,8 @@ enum inbox_found {
 	INBOX_SKIPPED,		/* a file that could not be claimed or
 				 * opened (the machine's fault): left in
 				 * the inbox */
+	INBOX_REPEATED,		/* --idempotent: taken before as it is; let
+				 * go with the files handed out */
 };
 
 /* The entry in hand, valid until the next inbox_next. */
@@ -56,6 +68,10 @@ struct inbox_file {
 
 struct inbox;
 
+/* Are opt's --done and --failed usable for the inbox addr (on its file
+ * system, as one rename needs)? 0, or -1 with the reason in err. */
+int inbox_check(const char *addr, const struct inbox_options *opt,
+		struct buf *err);
 /* Open the directory of addr ("inbox:DIR"): NULL with the reason in err. */
 struct inbox *inbox_open(const char *addr, const struct inbox_options *opt,
 			 struct buf *err);
@@ -70,13 +86,14 @@ struct inbox *inbox_open(const char *addr, const struct inbox_options *opt,
  */
 int inbox_next(struct inbox *ib, int wait, struct inbox_file *f);
 /* The files handed out so far are finished with, the messages made from
- * them durable: each is deleted, the directory synced. 0 or -1. */
+ * them durable: each is remembered (--idempotent), then deleted or moved
+ * (--done), the directories synced. 0 or -1. */
 int inbox_done(struct inbox *ib);
 /*
- * The file in hand cannot be processed: moved into DIR/.msg/failed under
- * its name (NAME-2 ... when taken, never replacing one), with NAME.error
- * beside it holding why; where says as what. 0, or -1 with errno (the
- * file is then given back).
+ * The file in hand cannot be processed: moved into the failed directory
+ * under its name (NAME.1 ... when taken, never replacing one), with
+ * NAME.error beside it holding why; where says as what. 0, or -1 with
+ * errno (the file is then given back).
  */
 int inbox_set_aside(struct inbox *ib, const char *why, struct buf *where);
 /* The file in hand is given back, for the next run. */

@@ -268,7 +268,7 @@ static void end_round(struct input_poll *p)
 			continue;
 		o->used = 0;
 		if (o->ch && o->ch->ops->done(o->ch) < 0)
-			die_errno(EX_IOERR, "cannot remove a message of '%s'", o->addr);
+			die_errno(EX_IOERR, "cannot finish with what was read from '%s'", o->addr);
 	}
 }
 

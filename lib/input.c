@@ -134,7 +134,7 @@ static void end_batch(struct input *in, struct channel_in *ch, const char *addr)
 	input_tool_batch_end(in);
 	input_outputs_durable();
 	if (ch->ops->done(ch) < 0)
-		die_errno(EX_IOERR, "cannot remove a message of '%s'", addr);
+		die_errno(EX_IOERR, "cannot finish with what was read from '%s'", addr);
 }
 
 /*
@@ -307,6 +307,12 @@ static void each_source(struct input *in, const char *addr, struct headers *h)
 				break;
 			end_batch(in, ch, addr);
 			held = 0;
+			continue;
+		}
+		if (found == CHANNEL_REPEATED) {
+			/* Let go with the batch, as the files read are. */
+			in->repeated++;
+			held++;
 			continue;
 		}
 		if (found != CHANNEL_MESSAGE) {

@@ -58,6 +58,8 @@ struct input {
 	/* Entries that are not messages, named and left alone (an inbox's
 	 * symbolic links, FIFOs, directories): no fault of the run. */
 	unsigned long passed_over;
+	/* Sources taken before as they are, let go unread (--idempotent). */
+	unsigned long repeated;
 };
 
 /*

@@ -21,45 +21,18 @@ int outbox_exists_parse(const char *word, enum outbox_exists *out)
 	return -1;
 }
 
-/* mkdir -p: each directory made is synced into its parent, so that a
- * file published in it later is not lost with its directory at a crash. */
-static int make_path(const char *path)
-{
-	struct buf dir = BUF_INIT;
-	size_t parent = 0;	/* length of the parent of dir; 0: "." */
-	int r = 0;
-
-	for (const char *p = path + 1; r == 0; p++) {
-		if (*p != '/' && *p != '\0')
-			continue;
-		buf_reset(&dir);
-		buf_add(&dir, path, (size_t)(p - path));
-		if (mkdir(dir.ptr, 0777) == 0) {
-			buf_setlen(&dir, parent);
-			r = fsync_dir(parent ? dir.ptr : ".");
-		} else if (errno != EEXIST) {
-			r = -1;
-		}
-		parent = (size_t)(p - path);
-		if (*p == '\0')
-			break;
-	}
-	buf_release(&dir);
-	return r;
-}
-
 int outbox_open(struct outbox *ob, const char *path)
 {
 	memset(ob, 0, sizeof(*ob));
 	buf_init(&ob->markers, 0);
-	buf_init(&ob->last_name, 0);
+	numbered_names_init(&ob->names);
 	ob->mode = 0644;
 	if (!*path) {
 		errno = ENOENT;
 		return ob->dirfd = -1;
 	}
 	ob->dirfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (ob->dirfd < 0 && errno == ENOENT && make_path(path) == 0)
+	if (ob->dirfd < 0 && errno == ENOENT && make_dirs(path) == 0)
 		ob->dirfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	return ob->dirfd < 0 ? -1 : 0;
 }
@@ -99,30 +72,12 @@ void outbox_abort(struct outbox *ob)
 	ob->writing = 0;
 }
 
-/* NAME, then NAME.1, NAME.2, ... until one is free. The plain name is
- * always tried, as a partner may have taken the file away; the numbers
- * go on from where the last search for the same name stopped. */
-static int place_suffixed(struct outbox *ob, const char *name,
-			  struct buf *final)
+/* The sealed file under name, never replacing one. */
+static int place_new(void *ctx, const char *name)
 {
-	int same = ob->last_name.len && !strcmp(ob->last_name.ptr, name);
-	unsigned long k = same ? ob->last_k + 1 : 1;
+	struct outbox *ob = ctx;
 
-	buf_reset(final);
-	buf_addstr(final, name);
-	if (atomic_file_place(&ob->file, name, 0) == 0)
-		return 0;
-	for (; errno == EEXIST; k++) {
-		buf_reset(final);
-		buf_addf(final, "%s.%lu", name, k);
-		if (atomic_file_place(&ob->file, final->ptr, 0) == 0) {
-			buf_reset(&ob->last_name);
-			buf_addstr(&ob->last_name, name);
-			ob->last_k = k;
-			return 0;
-		}
-	}
-	return -1;
+	return atomic_file_place(&ob->file, name, 0);
 }
 
 /* Give the sealed file its name as ob->exists says. */
@@ -133,8 +88,8 @@ static enum outbox_result place(struct outbox *ob, const char *name,
 	buf_addstr(final, name);
 	switch (ob->exists) {
 	case OUTBOX_SUFFIX:
-		return place_suffixed(ob, name, final) == 0 ? OUTBOX_PUBLISHED
-							      : OUTBOX_ERROR;
+		return numbered_place(&ob->names, name, final, place_new, ob) == 0
+			? OUTBOX_PUBLISHED : OUTBOX_ERROR;
 	case OUTBOX_REPLACE:
 		return atomic_file_place(&ob->file, name, 1) == 0
 			? OUTBOX_PUBLISHED : OUTBOX_ERROR;
@@ -219,5 +174,5 @@ void outbox_release(struct outbox *ob)
 		close(ob->dirfd);
 	ob->dirfd = -1;
 	buf_release(&ob->markers);
-	buf_release(&ob->last_name);
+	numbered_names_release(&ob->names);
 }

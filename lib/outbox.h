@@ -41,10 +41,7 @@ struct outbox {
 	unsigned long unsynced;
 	/* Names whose markers wait for the next sync, each NUL-ended. */
 	struct buf markers;
-	/* Where the last --exists suffix search stopped, so that many
-	 * bodies of one name do not try .1, .2, ... every time. */
-	struct buf last_name;
-	unsigned long last_k;
+	struct numbered_names names;	/* for --exists suffix */
 	unsigned long syncs;	/* directory syncs, for --stats */
 };
 

@@ -171,3 +171,64 @@ int rename_unique(int fromdir, const char *from, int todir, const char *name,
 			return -1;
 	}
 }
+
+void numbered_names_init(struct numbered_names *nn)
+{
+	buf_init(&nn->last_name, 0);
+	nn->last_k = 0;
+}
+
+void numbered_names_release(struct numbered_names *nn)
+{
+	buf_release(&nn->last_name);
+}
+
+int numbered_place(struct numbered_names *nn, const char *name,
+		   struct buf *final, int (*place)(void *ctx, const char *name),
+		   void *ctx)
+{
+	int same = nn->last_name.len && !strcmp(nn->last_name.ptr, name);
+	unsigned long k = same ? nn->last_k + 1 : 1;
+
+	buf_reset(final);
+	buf_addstr(final, name);
+	if (place(ctx, name) == 0)
+		return 0;
+	for (; errno == EEXIST; k++) {
+		buf_reset(final);
+		buf_addf(final, "%s.%lu", name, k);
+		if (place(ctx, final->ptr) == 0) {
+			buf_reset(&nn->last_name);
+			buf_addstr(&nn->last_name, name);
+			nn->last_k = k;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+int make_dirs(const char *path)
+{
+	struct buf dir = BUF_INIT;
+	/* Length of the parent of dir: 0 for ".", 1 for "/". */
+	size_t parent = path[0] == '/';
+	int r = 0;
+
+	for (const char *p = path + 1; r == 0; p++) {
+		if (*p != '/' && *p != '\0')
+			continue;
+		buf_reset(&dir);
+		buf_add(&dir, path, (size_t)(p - path));
+		if (mkdir(dir.ptr, 0777) == 0) {
+			buf_setlen(&dir, parent);
+			r = fsync_dir(parent ? dir.ptr : ".");
+		} else if (errno != EEXIST) {
+			r = -1;
+		}
+		parent = (size_t)(p - path);
+		if (*p == '\0')
+			break;
+	}
+	buf_release(&dir);
+	return r;
+}

@@ -55,4 +55,30 @@ void safe_suffixed(const char *name, unsigned k, struct buf *out);
 int rename_unique(int fromdir, const char *from, int todir, const char *name,
 		  struct buf *final);
 
+/*
+ * The first free name of NAME, NAME.1, NAME.2, ... (msg-unwrap -d
+ * --exists suffix, and where an inbox's files go once taken): each is
+ * tried with place(ctx, name), which fails with EEXIST when the name is
+ * taken and never replaces a file. The plain name is always tried first
+ * (the file there may have gone); the numbers go on from where the last
+ * search for the same name stopped, so that many files of one name do
+ * not try .1, .2, ... every time.
+ */
+struct numbered_names {
+	struct buf last_name;
+	unsigned long last_k;
+};
+void numbered_names_init(struct numbered_names *nn);
+void numbered_names_release(struct numbered_names *nn);
+/* 0 with the name used in final, or place's -1 (errno) when it failed
+ * for any reason but EEXIST. */
+int numbered_place(struct numbered_names *nn, const char *name,
+		   struct buf *final, int (*place)(void *ctx, const char *name),
+		   void *ctx);
+
+/* mkdir -p path (mode 0777 under the umask): each directory made is
+ * synced into its parent, so that a file put in it later is not lost
+ * with its directory at a crash. 0 or -1 (errno). */
+int make_dirs(const char *path);
+
 #endif

@@ -65,6 +65,10 @@ enum {
 	LONG_RECURSIVE,
 	LONG_DONE_MARKER,
 	LONG_SETTLE,
+	LONG_DONE,
+	LONG_FAILED,
+	LONG_IDEMPOTENT,
+	LONG_REMEMBER,
 };
 
 const struct option tool_inbox_options[] = {
@@ -74,6 +78,10 @@ const struct option tool_inbox_options[] = {
 	{ "recursive", no_argument, NULL, LONG_RECURSIVE },
 	{ "done-marker", required_argument, NULL, LONG_DONE_MARKER },
 	{ "settle", required_argument, NULL, LONG_SETTLE },
+	{ "done", required_argument, NULL, LONG_DONE },
+	{ "failed", required_argument, NULL, LONG_FAILED },
+	{ "idempotent", no_argument, NULL, LONG_IDEMPOTENT },
+	{ "remember", required_argument, NULL, LONG_REMEMBER },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -112,6 +120,18 @@ int tool_inbox_option(struct tool *t, int opt, const char *arg)
 			tool_usage_error(t, "--settle takes a duration such as 2s "
 					 "or 0, not '%s'", arg);
 		o->settle_set = 1;
+		return 1;
+	case LONG_DONE:
+		o->done_dir = arg;
+		return 1;
+	case LONG_FAILED:
+		o->failed_dir = arg;
+		return 1;
+	case LONG_IDEMPOTENT:
+		o->idempotent = 1;
+		return 1;
+	case LONG_REMEMBER:
+		o->remember_ms = tool_arg_duration(t, "--remember", arg);
 		return 1;
 	}
 	return 0;

@@ -595,8 +595,16 @@ void tool_each_raw(struct tool *t, int nargs, char **args, tool_raw_fn fn)
 	struct tool_call c = { t, NULL, fn };
 
 	inputs.once = t->once;
-	if (t->common & TOOL_OPT_INBOX)
+	if (t->common & TOOL_OPT_INBOX) {
+		struct buf err = BUF_INIT;
+
+		for (int i = 0; i < nargs; i++)
+			if (!strncmp(args[i], "inbox:", 6) &&
+			    inbox_check(args[i], &t->inbox, &err) < 0)
+				tool_usage_error(t, "%s", err.ptr);
+		buf_release(&err);
 		inputs.inbox = &t->inbox;
+	}
 	input_each_raw(&inputs, input_ops_of(t), &c, nargs, args);
 }
 
@@ -648,6 +656,8 @@ void tool_finish(struct tool *t)
 		for (struct tool_counter *c = t->counters; c->name; c++)
 			buf_addf(&line, "%s%s %llu", c == t->counters ? "" : ", ",
 				 c->name, (unsigned long long)c->n);
+		if (t->inbox.idempotent)
+			buf_addf(&line, ", skipped %lu", inputs.repeated);
 		warnx_msg("stats: %s", line.ptr);
 		buf_release(&line);
 	}

@@ -286,8 +286,8 @@ EOF
 }
 
 @test "man: msg-wrap(1) examples run as pasted" {
-	examples msg-wrap.1 8
-	quiet 1 2 3 4 5 6 7 8
+	examples msg-wrap.1 9
+	quiet 1 2 3 4 5 6 7 8 9
 	# The headers of the two messages.
 	[ "$(count '^Message-Id: ' out1)" = 2 ]
 	grep -qx 'File-Name: order1.xml' out1
@@ -328,6 +328,12 @@ EOF
 	grep -qx 'File-Size: 11' out8
 	grep -qx 'Content-Type: text/csv' out8
 	[ "$(tail -n 1 out8)" = orders-8.csv.part ]
+	# The file sent again unchanged: archived, not passed on.
+	same out9 <<'EOF'
+1
+orders-9.csv
+orders-9.csv.1
+EOF
 	[ "$(wc -l <out8)" = 10 ]
 }
 

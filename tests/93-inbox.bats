@@ -5,6 +5,11 @@
 
 load test_helper
 bats_require_minimum_version 1.5.0
+load crash/build
+
+setup_file() {
+	cc_preload "$BATS_FILE_TMPDIR/faultinject.so" "$MSG_TOP/tests/faults/faultinject.c"
+}
 
 export LC_ALL=C
 
@@ -329,10 +334,280 @@ bad.xml.error" ]
 	# Moved back by the operator and failing again: a name of its own.
 	cp in/.msg/failed/bad.xml in/bad.xml
 	run -65 msg-split -r -x /orders/order --once inbox:in
-	[ "$(ls in/.msg/failed)" = "bad-2.xml
-bad-2.xml.error
-bad.xml
+	[ "$(ls in/.msg/failed)" = "bad.xml
+bad.xml.1
+bad.xml.1.error
 bad.xml.error" ]
+	inbox_empty
+}
+
+# ---- where files go: --done and --failed ----
+
+# names FILE...: the File-Name of each message in the streams or spool
+# files given, one a line.
+names() {
+	cat "$@" | msg-unwrap -H | sed -n 's/^File-Name: //p'
+}
+
+@test "inbox: --done DIR moves each file there once its messages are out; DIR's strftime fields in local time, made with its parents" {
+	drop a.csv 'A' '2026-01-01 00:00:01 UTC'
+	drop b.csv 'B' '2026-01-01 00:00:02 UTC'
+	# Two zones 26 hours apart never share a date: each run files under
+	# its own local one.
+	local east west
+	east=$(TZ=EAST-14 date +%Y-%m-%d)
+	TZ=EAST-14 msg-wrap --once --settle 0 --done 'arch/x/%Y-%m-%d' --output dir:out inbox:in
+	[ "$(TZ=EAST-14 date +%Y-%m-%d)" = "$east" ] || east=$(TZ=EAST-14 date +%Y-%m-%d)
+	[ "$(names out/new/* | paste -sd ' ')" = 'a.csv b.csv' ]
+	inbox_empty
+	[ "$(ls "arch/x/$east")" = 'a.csv
+b.csv' ]
+	[ "$(cat "arch/x/$east/a.csv")" = A ]
+	[ "$(cat "arch/x/$east/b.csv")" = B ]
+	drop c.csv 'C' '2026-01-01 00:00:03 UTC'
+	west=$(TZ=WEST+12 date +%Y-%m-%d)
+	TZ=WEST+12 msg-wrap --once --settle 0 --done 'arch/x/%Y-%m-%d' >/dev/null inbox:in
+	[ "$(TZ=WEST+12 date +%Y-%m-%d)" = "$west" ] || west=$(TZ=WEST+12 date +%Y-%m-%d)
+	[ "$west" != "$east" ]
+	[ "$(ls "arch/x/$west")" = c.csv ]
+	[ "$(ls arch/x | wc -l)" = 2 ]
+}
+
+@test "inbox: --done: each directory made is synced into its parent, the file's new place before the claims it left" {
+	drop a 'A' '2026-01-01 00:00:01 UTC'
+	local top
+	top=$(pwd -P)
+	faulty FAULT_FUNCS=dirsync FAULT_ERRNO=none FAULT_COUNT=0 FAULT_PATH="$top*" \
+		-- msg-wrap --once --settle 0 --done "$top/archive/day" inbox:in >/dev/null
+	sed -e "s|$top|.|" -e 's|/\.msg/work/[^/ ]*|/.msg/work/RUN|' faults.log >got
+	[ "$(cat got)" = "dirsync . skipped
+dirsync ./archive skipped
+dirsync ./archive/day skipped
+dirsync ./in/.msg/work/RUN skipped" ]
+	[ "$(cat archive/day/a)" = A ]
+}
+
+@test "inbox: --done: a name already there gets .1, .2, ...; nothing there is replaced" {
+	mkdir archive
+	printf 'old' >archive/a.csv
+	drop a.csv 'new1' '2026-01-01 00:00:01 UTC'
+	msg-wrap --once --settle 0 --done archive inbox:in >out1
+	drop a.csv 'new2' '2026-01-01 00:00:02 UTC'
+	msg-wrap --once --settle 0 --done archive inbox:in >out2
+	[ "$(names out1 out2 | paste -sd ' ')" = 'a.csv a.csv' ]
+	inbox_empty
+	[ "$(ls archive)" = 'a.csv
+a.csv.1
+a.csv.2' ]
+	[ "$(cat archive/a.csv)" = old ]
+	[ "$(cat archive/a.csv.1)" = new1 ]
+	[ "$(cat archive/a.csv.2)" = new2 ]
+}
+
+@test "inbox: --done inside the inbox is never listed, not even with --recursive" {
+	drop a 'A' '2026-01-01 00:00:01 UTC'
+	run --separate-stderr msg-wrap --once --settle 0 --recursive --done in/archive inbox:in
+	[ "$status" = 0 ]
+	[ -z "$stderr" ]
+	[ "$(names <<<"$output")" = a ]
+	[ "$(cat in/archive/a)" = A ]
+	# Taken again, the archive would be read and moved into itself.
+	run --separate-stderr msg-wrap --once --settle 0 --recursive --done in/archive inbox:in
+	[ "$status" = 0 ]
+	[ -z "$output" ]
+	[ -z "$stderr" ]
+	[ "$(ls in/archive)" = a ]
+	run --separate-stderr msg-wrap --once --settle 0 --done in/archive inbox:in
+	[ "$status" = 0 ]
+	[ -z "$stderr" ]
+}
+
+@test "inbox: --done or --failed on another file system than the inbox is a usage error (64), nothing taken" {
+	[ "$(stat -c %d /dev/shm)" != "$(stat -c %d .)" ] || skip "/dev/shm is on the test's file system"
+	drop a 'A' '2026-01-01 00:00:01 UTC'
+	# Names no one has: the check makes nothing.
+	local elsewhere
+	elsewhere=$(mktemp -u /dev/shm/msg-inbox-test.XXXXXXXX)
+	run -64 --separate-stderr msg-wrap --once --settle 0 --done "$elsewhere/done" inbox:in
+	[ -z "$output" ]
+	[ "${stderr_lines[0]}" = "msg-wrap: --done '$elsewhere/done' is not on the file system of 'inbox:in': files are moved there with one rename" ]
+	[ ! -e "$elsewhere" ]
+	run -64 --separate-stderr msg-split -r -l --once --failed "$elsewhere" inbox:in
+	[ "${stderr_lines[0]}" = "msg-split: --failed '$elsewhere' is not on the file system of 'inbox:in': files are moved there with one rename" ]
+	[ ! -e "$elsewhere" ]
+	[ "$(left)" = a ]
+	run -64 --separate-stderr msg-wrap --once --remember 5d inbox:in
+	[ "${stderr_lines[0]}" = "msg-wrap: --remember needs --idempotent" ]
+	run -64 --separate-stderr msg-wrap --once --done '' inbox:in
+	[ "${stderr_lines[0]}" = "msg-wrap: --done takes a directory, not ''" ]
+	[ "$(left)" = a ]
+}
+
+@test "inbox: a move to --done that fails ends the run (74) with the file claimed, never in two places; the next run takes it back" {
+	drop a 'A' '2026-01-01 00:00:01 UTC'
+	mkdir archive
+	run -74 --separate-stderr faulty FAULT_FUNCS=renameat2 FAULT_PATH='*/in/.msg/work/*' \
+		-- msg-wrap --once --settle 0 --done archive --output dir:out inbox:in
+	[ "${stderr_lines[0]}" = "msg-wrap: cannot finish with what was read from 'inbox:in': Input/output error" ]
+	[ "$(ls out/new | wc -l)" = 1 ]
+	[ -z "$(ls archive)" ]
+	[ "$(cat in/.msg/work/*/a)" = A ]
+	[ ! -e in/a ]
+	# Its messages were out: it is processed again (at least once).
+	msg-wrap --once --settle 0 --done archive --output dir:out inbox:in
+	inbox_empty
+	[ "$(ls archive)" = a ]
+	[ "$(names out/new/* | paste -sd ' ')" = 'a a' ]
+}
+
+@test "inbox: --failed DIR (strftime fields) takes the files that cannot be processed, NAME.error beside, .1 when the name is taken" {
+	drop bad.xml '<orders><ord' '2026-01-01 00:00:01 UTC'
+	drop good.xml '<orders><order>1</order></orders>' '2026-01-01 00:00:02 UTC'
+	local day
+	day=$(date +%Y)
+	run -65 --separate-stderr msg-split -r -x /orders/order --once --settle 0 \
+		--failed 'rejects/%Y' --done archive inbox:in
+	[ "$(date +%Y)" = "$day" ] || day=$(date +%Y)
+	[ "$(printf '%s\n' "$output" | msg-unwrap)" = '<order>1</order>' ]
+	[ "${stderr_lines[1]}" = "msg-split: 'inbox:in/bad.xml' set aside as 'rejects/$day/bad.xml'" ]
+	inbox_empty
+	[ "$(ls archive)" = good.xml ]
+	[ "$(ls "rejects/$day")" = 'bad.xml
+bad.xml.error' ]
+	[ "$(cat "rejects/$day/bad.xml.error")" = "${stderr_lines[0]#msg-split: }" ]
+	[ ! -e in/.msg/failed ]
+	cp "rejects/$day/bad.xml" in/bad.xml
+	run -65 --separate-stderr msg-split -r -x /orders/order --once --settle 0 \
+		--failed 'rejects/%Y' inbox:in
+	[ "${stderr_lines[1]}" = "msg-split: 'inbox:in/bad.xml' set aside as 'rejects/$day/bad.xml.1'" ]
+	[ "$(ls "rejects/$day")" = 'bad.xml
+bad.xml.1
+bad.xml.1.error
+bad.xml.error' ]
+	[ "$(cat "rejects/$day/bad.xml.1")" = '<orders><ord' ]
+	inbox_empty
+}
+
+@test "inbox: a move to --failed that fails gives the file back to the inbox, exit 74" {
+	drop bad.xml '<orders><ord' '2026-01-01 00:00:01 UTC'
+	run -74 --separate-stderr faulty FAULT_FUNCS=renameat2 FAULT_PATH='*/in/.msg/work/*' \
+		-- msg-split -r -x /orders/order --once --settle 0 --failed rejects inbox:in
+	[ "${stderr_lines[1]}" = "msg-split: cannot set 'inbox:in/bad.xml' aside; it stays in the spool: Input/output error" ]
+	[ "$(left)" = bad.xml ]
+	[ "$(cat in/bad.xml)" = '<orders><ord' ]
+	[ -z "$(ls rejects)" ]
+}
+
+# ---- --idempotent ----
+
+@test "inbox: --idempotent skips an identical re-send (new mtime), counts it and lets it go; a changed file under the name is taken" {
+	drop a.csv 'A1' '2026-01-01 00:00:01 UTC'
+	drop b.csv 'B1' '2026-01-01 00:00:02 UTC'
+	run --separate-stderr msg-wrap --once --settle 0 --idempotent --stats inbox:in
+	[ "$status" = 0 ]
+	[ "$(names <<<"$output" | paste -sd ' ')" = 'a.csv b.csv' ]
+	[ "$stderr" = 'msg-wrap: stats: in 2, out 2, invalid 0, skipped 0' ]
+	inbox_empty
+	# a.csv again, the same bytes written anew; b.csv changed.
+	drop a.csv 'A1' '2026-02-01 00:00:01 UTC'
+	drop b.csv 'B2' '2026-02-01 00:00:02 UTC'
+	run --separate-stderr msg-wrap --once --settle 0 --idempotent --stats --done archive inbox:in
+	[ "$status" = 0 ]
+	printf '%s\n' "$output" | msg-unwrap -H | sed -n 's/^File-Name: //p' >got
+	[ "$(cat got)" = b.csv ]
+	[ "$(printf '%s\n' "$output" | msg-unwrap)" = B2 ]
+	[ "$stderr" = 'msg-wrap: stats: in 1, out 1, invalid 0, skipped 1' ]
+	inbox_empty
+	[ "$(ls archive)" = 'a.csv
+b.csv' ]
+	# Without --idempotent nothing is remembered nor skipped.
+	drop a.csv 'A1' '2026-03-01 00:00:01 UTC'
+	[ "$(msg-wrap --once --settle 0 inbox:in | msg-unwrap)" = A1 ]
+	# The record of b.csv is now of B2.
+	drop b.csv 'B1' '2026-03-01 00:00:02 UTC'
+	drop c.csv 'B2' '2026-03-01 00:00:03 UTC'
+	[ "$(msg-wrap --once --settle 0 --idempotent inbox:in | msg-unwrap -s ' ')" = 'B1 B2' ]
+	drop b.csv 'B1' '2026-03-01 00:00:04 UTC'
+	[ -z "$(msg-wrap --once --settle 0 --idempotent inbox:in)" ]
+	inbox_empty
+}
+
+@test "inbox: --idempotent --remember D forgets a file D after it was taken" {
+	drop a 'A' '2026-01-01 00:00:01 UTC'
+	[ "$(msg-wrap --once --settle 0 --idempotent --remember 1s inbox:in | msg-unwrap)" = A ]
+	drop a 'A' '2026-01-01 00:00:02 UTC'
+	[ -z "$(msg-wrap --once --settle 0 --idempotent --remember 1s inbox:in)" ]
+	sleep 1.2	# past the second a is remembered for
+	drop a 'A' '2026-01-01 00:00:03 UTC'
+	[ "$(msg-wrap --once --settle 0 --idempotent --remember 1s inbox:in | msg-unwrap)" = A ]
+	inbox_empty
+}
+
+@test "inbox: --idempotent: killed before the record is committed, the file is processed again; after it, never again" {
+	drop a 'A' '2026-01-01 00:00:01 UTC'
+	# Killed as the record is written: its messages are out, its record
+	# not.
+	run -137 faulty FAULT_FUNCS=write FAULT_PATH='*/in/.msg/seen/log.*' FAULT_ERRNO=kill \
+		-- msg-wrap --once --settle 0 --idempotent --output dir:out inbox:in
+	[ "$(ls out/new | wc -l)" = 1 ]
+	[ ! -e in/a ]
+	# Killed at the move to --done, once the record is durable (the
+	# first rename out of the claims gives back the dead run's).
+	run -137 faulty FAULT_FUNCS=renameat2 FAULT_PATH='*/in/.msg/work/*' FAULT_AT=2 FAULT_ERRNO=kill \
+		-- msg-wrap --once --settle 0 --idempotent --done archive --output dir:out inbox:in
+	[ "$(ls out/new | wc -l)" = 2 ]
+	[ ! -e archive/a ]
+	run --separate-stderr msg-wrap --once --settle 0 --idempotent --stats --done archive --output dir:out inbox:in
+	[ "$status" = 0 ]
+	[ "$stderr" = 'msg-wrap: stats: in 0, out 0, invalid 0, skipped 1' ]
+	[ "$(ls out/new | wc -l)" = 2 ]
+	[ "$(cat archive/a)" = A ]
+	inbox_empty
+}
+
+@test "inbox: --idempotent with no room for the record ends the run (74) before the file goes; the next run processes it" {
+	drop a 'A' '2026-01-01 00:00:01 UTC'
+	# The store refuses a put when less than this is free.
+	run -74 --separate-stderr env MSG_STORE_MIN_FREE=1000T \
+		msg-wrap --once --settle 0 --idempotent --done archive --output dir:out inbox:in
+	[ "${stderr_lines[0]}" = "msg-wrap: cannot finish with what was read from 'inbox:in': No space left on device" ]
+	[ "$(ls out/new | wc -l)" = 1 ]
+	[ ! -e archive/a ]
+	[ "$(cat in/.msg/work/*/a)" = A ]
+	msg-wrap --once --settle 0 --idempotent --done archive --output dir:out inbox:in
+	[ "$(ls out/new | wc -l)" = 2 ]
+	[ "$(cat archive/a)" = A ]
+	inbox_empty
+	drop a 'A' '2026-01-01 00:00:02 UTC'
+	[ -z "$(msg-wrap --once --settle 0 --idempotent inbox:in)" ]
+}
+
+@test "inbox: --idempotent runs at the same instant take turns on the record, each file once, and remember every one" {
+	mkdir in
+	perl -e 'for my $i (1 .. 200) {
+		my $n = sprintf "in/f%04d", $i;
+		open my $f, ">", $n or die "$n: $!"; print $f "b$i"; close $f or die }'
+	local i pids=()
+	for i in 1 2 3 4; do
+		spawn msg-wrap --once --settle 0 --idempotent --output dir:out inbox:in
+		pids+=("$spawned")
+	done
+	for i in "${pids[@]}"; do
+		status_of "$i" 120
+		[ "$status" = 0 ]
+	done
+	inbox_empty
+	names out/new/* | sort >got
+	[ "$(wc -l <got)" = 200 ]
+	[ "$(uniq <got | wc -l)" = 200 ]
+	# Sent again, the same bytes: every one is skipped.
+	perl -e 'for my $i (1 .. 200) {
+		my $n = sprintf "in/f%04d", $i;
+		open my $f, ">", $n or die "$n: $!"; print $f "b$i"; close $f or die }'
+	run --separate-stderr msg-wrap --once --settle 0 --idempotent --stats inbox:in
+	[ "$status" = 0 ]
+	[ -z "$output" ]
+	[ "$stderr" = 'msg-wrap: stats: in 0, out 0, invalid 0, skipped 200' ]
 	inbox_empty
 }
 
