@@ -150,7 +150,7 @@ done_us=$BEST_US
 IDEM=yes
 best
 idem_us=$BEST_US
-DONE= IDEM=
+DONE='' IDEM=''
 syncs=$(syncs_of_a_run)
 file_syncs=${syncs% *} dir_syncs=${syncs#* }
 [ -n "$syncs" ] || bench_die "the syncs could not be counted"

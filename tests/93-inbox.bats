@@ -42,6 +42,28 @@ gone() {
 	! kill -0 "$1" 2>/dev/null
 }
 
+# numbered N: files in/f0001 .. in/fN, each holding b and its number.
+numbered() {
+	perl -e 'for my $i (1 .. $ARGV[0]) {
+		my $n = sprintf "in/f%04d", $i;
+		open my $f, ">", $n or die "$n: $!"; print $f "b$i"; close $f or die }' "$1"
+}
+
+# runs_at_once N ARG...: N runs of msg-wrap --once ARG... started
+# together; each must end with 0.
+runs_at_once() {
+	local n=$1 i pids=()
+	shift
+	for ((i = 0; i < n; i++)); do
+		spawn msg-wrap --once "$@"
+		pids+=("$spawned")
+	done
+	for i in "${pids[@]}"; do
+		status_of "$i" 120
+		[ "$status" = 0 ] || return 1
+	done
+}
+
 @test "inbox: each file one message with File-Name, File-Path, File-Size, File-Mtime; the file deleted" {
 	drop orders.csv 'a,1
 b,2
@@ -584,26 +606,14 @@ b.csv' ]
 
 @test "inbox: --idempotent runs at the same instant take turns on the record, each file once, and remember every one" {
 	mkdir in
-	perl -e 'for my $i (1 .. 200) {
-		my $n = sprintf "in/f%04d", $i;
-		open my $f, ">", $n or die "$n: $!"; print $f "b$i"; close $f or die }'
-	local i pids=()
-	for i in 1 2 3 4; do
-		spawn msg-wrap --once --settle 0 --idempotent --output dir:out inbox:in
-		pids+=("$spawned")
-	done
-	for i in "${pids[@]}"; do
-		status_of "$i" 120
-		[ "$status" = 0 ]
-	done
+	numbered 200
+	runs_at_once 4 --settle 0 --idempotent --output dir:out inbox:in
 	inbox_empty
 	names out/new/* | sort >got
 	[ "$(wc -l <got)" = 200 ]
 	[ "$(uniq <got | wc -l)" = 200 ]
 	# Sent again, the same bytes: every one is skipped.
-	perl -e 'for my $i (1 .. 200) {
-		my $n = sprintf "in/f%04d", $i;
-		open my $f, ">", $n or die "$n: $!"; print $f "b$i"; close $f or die }'
+	numbered 200
 	run --separate-stderr msg-wrap --once --settle 0 --idempotent --stats inbox:in
 	[ "$status" = 0 ]
 	[ -z "$output" ]
@@ -669,18 +679,8 @@ lock_held() {
 
 @test "inbox: overlapping runs, some at the same instant, take each file once" {
 	mkdir in
-	perl -e 'for my $i (1 .. 400) {
-		my $n = sprintf "in/f%04d", $i;
-		open my $f, ">", $n or die "$n: $!"; print $f "b$i"; close $f or die }'
-	local i pids=()
-	for i in 1 2 3 4 5 6; do
-		spawn msg-wrap --once --output dir:out inbox:in
-		pids+=("$spawned")
-	done
-	for i in "${pids[@]}"; do
-		status_of "$i" 120
-		[ "$status" = 0 ]
-	done
+	numbered 400
+	runs_at_once 6 --output dir:out inbox:in
 	inbox_empty
 	cat out/new/* | msg-unwrap -H | sed -n 's/^File-Name: //p' | sort >got
 	[ "$(wc -l <got)" = 400 ]
