@@ -181,7 +181,8 @@ static int parse_authority(struct mq_addr *a, const char *addr, size_t n,
 	if (at && memchr(auth, ':', (size_t)(at - auth))) {
 		buf_addstr(err, "amqp address holds a password: give it in "
 			   "MSG_AMQP_PASSWORD or MSG_AMQP_PASSWORD_FILE");
-	} else if (amqp_parse_url(base, &info) != AMQP_STATUS_OK || !*info.host) {
+	} else if (strchr(":/?", *(at ? at + 1 : auth)) ||
+		   amqp_parse_url(base, &info) != AMQP_STATUS_OK) {
 		buf_addf(err, "malformed amqp address '%s': "
 			 "amqp://[user@]host[:port][/vhost]?queue=NAME", base);
 	} else {

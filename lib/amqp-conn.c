@@ -40,8 +40,9 @@ static int close_error(struct mq_conn *c, const char *what, int code,
 	return -1;
 }
 
-int mq_conn_closed(struct mq_conn *c, const amqp_frame_t *frame,
-		   struct buf *err)
+/* A close answered and said, as what failed (or what was closed). */
+static int closed_as(struct mq_conn *c, const amqp_frame_t *frame,
+		     const char *what, struct buf *err)
 {
 	amqp_method_t m = frame->payload.method;
 
@@ -49,20 +50,26 @@ int mq_conn_closed(struct mq_conn *c, const amqp_frame_t *frame,
 		amqp_channel_close_t *cc = m.decoded;
 		amqp_channel_close_ok_t ok = { 0 };
 		amqp_send_method(c->conn, frame->channel, AMQP_CHANNEL_CLOSE_OK_METHOD, &ok);
-		return close_error(c, "channel closed", cc->reply_code,
-				   cc->reply_text, err);
+		return close_error(c, what ? what : "channel closed",
+				   cc->reply_code, cc->reply_text, err);
 	}
 	if (m.id == AMQP_CONNECTION_CLOSE_METHOD) {
 		amqp_connection_close_t *cc = m.decoded;
 		amqp_connection_close_ok_t ok = { 0 };
 		amqp_send_method(c->conn, 0, AMQP_CONNECTION_CLOSE_OK_METHOD, &ok);
-		return close_error(c, "connection closed", cc->reply_code,
-				   cc->reply_text, err);
+		return close_error(c, what ? what : "connection closed",
+				   cc->reply_code, cc->reply_text, err);
 	}
 	buf_addf(err, "'%s': unexpected method 0x%08x from the broker", c->name,
 		 (unsigned)m.id);
 	errno = EPROTO;
 	return -1;
+}
+
+int mq_conn_closed(struct mq_conn *c, const amqp_frame_t *frame,
+		   struct buf *err)
+{
+	return closed_as(c, frame, NULL, err);
 }
 
 int mq_conn_status_error(struct mq_conn *c, int status, const char *what,
@@ -82,8 +89,7 @@ int mq_conn_reply_error(struct mq_conn *c, amqp_rpc_reply_t r, const char *what,
 	case AMQP_RESPONSE_SERVER_EXCEPTION:
 		frame.payload.method = r.reply;
 		frame.channel = r.reply.id == AMQP_CHANNEL_CLOSE_METHOD ? MQ_CHANNEL : 0;
-		buf_addf(err, "%s: ", what);
-		return mq_conn_closed(c, &frame, err);
+		return closed_as(c, &frame, what, err);
 	case AMQP_RESPONSE_LIBRARY_EXCEPTION:
 		return mq_conn_status_error(c, r.library_error, what, err);
 	default:
