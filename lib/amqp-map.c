@@ -11,6 +11,9 @@
 
 /* Properties are AMQP short strings, as are table keys. */
 #define SHORTSTR_MAX 255
+/* The longest expiration RabbitMQ takes (about 49 days): a later
+ * Expires is left to the tools, which check it on every message. */
+#define EXPIRATION_MAX_MS 4294967295LL
 
 /* The headers that have a string property of their own, in the order a
  * message read back shows them. */
@@ -90,7 +93,8 @@ static void set_time_props(struct mq_props *mp, const char *name, size_t nlen,
 		mp->p._flags |= AMQP_BASIC_TIMESTAMP_FLAG;
 		mp->p.timestamp = (uint64_t)(ms / 1000);
 	} else if (header_name_eq(name, nlen, "Expires", 7) &&
-		   !(mp->p._flags & AMQP_BASIC_EXPIRATION_FLAG)) {
+		   !(mp->p._flags & AMQP_BASIC_EXPIRATION_FLAG) &&
+		   ms - now_ms <= EXPIRATION_MAX_MS) {
 		snprintf(mp->expiration, sizeof(mp->expiration), "%" PRId64,
 			 ms > now_ms ? ms - now_ms : 0);
 		mp->p._flags |= AMQP_BASIC_EXPIRATION_FLAG;

@@ -3,7 +3,8 @@
  * back (msg-tools(7), "amqp: channels"). Message-Id, Correlation-Id,
  * Reply-To and Content-Type become the properties of the same meaning,
  * Timestamp the timestamp (whole seconds), Expires the expiration (the
- * milliseconds left, which the broker enforces); every other header goes
+ * milliseconds left, which the broker enforces, when under the 49 days
+ * RabbitMQ allows); every other header goes
  * to the headers table as a byte string, in order. The properties are
  * short strings: a value over 255 bytes stays in the table. Timestamp
  * and Expires are kept in the table too, since their properties hold

@@ -64,6 +64,7 @@ struct amqp_sink {
 	uint64_t published;	/* delivery tags are 1, 2, ... */
 	struct unconfirmed *ring;	/* oldest at head */
 	size_t head, count, window;
+	int failed;		/* errno of the broker's failure, or 0 */
 };
 
 static struct amqp_sink *as_sink(struct channel_sink *s)
@@ -71,15 +72,21 @@ static struct amqp_sink *as_sink(struct channel_sink *s)
 	return (struct amqp_sink *)s;
 }
 
-/* The broker's error said once on stderr (the frame writer keeps only
- * errno), and -1 with errno kept. */
+/*
+ * The broker's error, said once on stderr (the frame writer keeps only
+ * errno) and kept: -1. Nothing more is published, and the batch is
+ * refused at make_durable, before anything upstream is done with, so
+ * that the run ends with the status the failure calls for (a tool's own
+ * check of a write would say 74 for any kind).
+ */
 static int sink_failed(struct amqp_sink *as)
 {
-	int saved = errno;
-
-	warnx_msg("%s", as->err.ptr);
+	if (!as->failed) {
+		as->failed = errno;
+		warnx_msg("%s", as->err.ptr);
+	}
 	buf_reset(&as->err);
-	errno = saved;
+	errno = as->failed;
 	return -1;
 }
 
@@ -106,6 +113,19 @@ static void confirm(struct amqp_sink *as, uint64_t tag, int multiple)
 	while (as->count && ring_at(as, 0)->confirmed) {
 		as->head = (as->head + 1) % as->window;
 		as->count--;
+	}
+}
+
+/* A message named by its Message-Id, or by its place in the run. */
+static void add_message_name(struct buf *out, const char *id, uint64_t tag)
+{
+	if (*id) {
+		buf_addch(out, '\'');
+		diag_escape(out, id, strlen(id));
+		buf_addch(out, '\'');
+	} else {
+		buf_addf(out, "%llu of the run (it has no Message-Id)",
+			 (unsigned long long)tag);
 	}
 }
 
@@ -161,8 +181,10 @@ static int take_frame(struct amqp_sink *as, const struct timeval *timeout)
 	}
 	case AMQP_BASIC_NACK_METHOD: {
 		amqp_basic_nack_t *nack = m.decoded;
-		buf_addf(&as->err, "'%s': message '%s' refused by the broker "
-			 "(nack)", as->c.name, id_of_tag(as, nack->delivery_tag));
+		buf_addf(&as->err, "'%s': message ", as->c.name);
+		add_message_name(&as->err, id_of_tag(as, nack->delivery_tag),
+				 nack->delivery_tag);
+		buf_addstr(&as->err, " refused by the broker (nack)");
 		errno = EAGAIN;
 		return -1;
 	}
@@ -176,6 +198,10 @@ static int take_frame(struct amqp_sink *as, const struct timeval *timeout)
 /* Wait until at most limit messages are unconfirmed. */
 static int wait_confirms(struct amqp_sink *as, size_t limit)
 {
+	if (as->failed) {
+		errno = as->failed;
+		return -1;
+	}
 	while (as->count > limit)
 		if (take_frame(as, NULL) < 0)
 			return sink_failed(as);
@@ -192,8 +218,8 @@ static int sink_end_frame(struct channel_sink *s)
 	struct unconfirmed *u;
 	int status, r;
 
-	if (wait_confirms(as, as->window - 1) < 0)
-		return -1;
+	if (as->failed || wait_confirms(as, as->window - 1) < 0)
+		return 0;	/* refused at make_durable */
 	frame_reader_init(&fr, as->fd, as->c.name);
 	r = lseek(as->fd, 0, SEEK_SET) < 0 ? -1 : frame_reader_next(&fr, &as->h);
 	if (r > 0 && frame_reader_body(&fr, &as->body) < 0)
@@ -214,7 +240,8 @@ static int sink_end_frame(struct channel_sink *s)
 				    (amqp_bytes_t){ as->body.len, as->body.ptr });
 	if (status != AMQP_STATUS_OK) {
 		mq_conn_status_error(&as->c, status, "cannot publish", &as->err);
-		return sink_failed(as);
+		sink_failed(as);
+		return 0;
 	}
 	u = ring_at(as, as->count++);
 	u->tag = ++as->published;
@@ -223,8 +250,10 @@ static int sink_end_frame(struct channel_sink *s)
 		 headers_get(&as->h, "Message-Id") : "");
 	/* A return or a close already there is found early. */
 	while (amqp_data_in_buffer(as->c.conn) || amqp_frames_enqueued(as->c.conn))
-		if (take_frame(as, &now) < 0)
-			return sink_failed(as);
+		if (take_frame(as, &now) < 0) {
+			sink_failed(as);
+			break;
+		}
 	return 0;
 }
 
