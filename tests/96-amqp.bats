@@ -159,6 +159,23 @@ ids() {
 	[ "$(cat redelivered)" -ge 1 ]
 }
 
+@test "amqp: a reader waiting on an empty queue stops on SIGTERM, its batch acknowledged" {
+	seq 1 5 | while read -r n; do frame "$n" "X-N: $n"; done >in.msg
+	run -0 msg-route -f 'true()' --output "$Q" in.msg
+	# timeout(1) passes the TERM on, and ends a reader deaf to it.
+	timeout -k 5 60 msg-route -f 'true()' "$Q" >out.msg &
+	local reader=$!
+	wait_until 60 eval '[ "$(ids out.msg | wc -l)" -eq 5 ]'
+	kill -TERM "$reader"
+	local status=0
+	wait "$reader" || status=$?
+	[ "$status" -eq 0 ]
+	run -0 --separate-stderr drain "$Q"
+	[ -z "$output" ]
+}
+
+# Last: the broker it restarts is this test's child, which the test's
+# teardown kills (teardown_file then stops what is left of it).
 @test "amqp: the broker killed in the middle of a flow, then restarted: nothing lost" {
 	# A classic queue: on this single node, a quorum queue declared
 	# moments before the broker is killed does not come back.
@@ -168,7 +185,9 @@ ids() {
 	local pub=$spawned
 	wait_until 120 eval '[ "$(find in/new -type f | wc -l)" -lt 2900 ]'
 	broker_kill
-	run -75 wait "$pub"
+	local status=0
+	wait "$pub" || status=$?
+	[ "$status" -eq 75 ]
 	broker_run
 	# What the broker confirmed survived; the rest is still in the spool.
 	run -0 timeout -k 5 120 msg-route -f 'true()' --once --output "$Q" dir:in
