@@ -70,7 +70,7 @@ drain() {
 	[ "$_got" -eq "$N" ] || { echo "read $_got of $N" >&2; return 1; }
 }
 
-peer_pub= ours_pub= peer_sub= ours_sub=
+peer_pub='' ours_pub='' peer_sub='' ours_sub=''
 r=1
 while [ "$r" -le "$RUNS" ]; do
 	elapsed_us "$peer" publish "$port" "peer$r" "$N" "$WINDOW"
