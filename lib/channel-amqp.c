@@ -40,6 +40,27 @@ static int frame_file(const char *name, struct buf *err)
 	return fd;
 }
 
+/* All of p at the start of fd: 0, or -1 with errno. */
+static int pwrite_all(int fd, const char *p, size_t n)
+{
+	off_t at = 0;
+
+	while (n) {
+		ssize_t w = pwrite(fd, p, n, at);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			if (w == 0)
+				errno = ENOSPC;
+			return -1;
+		}
+		p += w;
+		n -= (size_t)w;
+		at += w;
+	}
+	return 0;
+}
+
 static int frame_file_reset(int fd)
 {
 	if (ftruncate(fd, 0) < 0 || lseek(fd, 0, SEEK_SET) < 0)
@@ -343,18 +364,20 @@ static int in_failed(struct amqp_in *ai)
 }
 
 /* The delivery as a frame in ai->fd: its properties' headers, then its
- * body. */
+ * body; written in one piece over the last one, cut to its length. */
 static int delivery_frame(struct amqp_in *ai, const amqp_envelope_t *env)
 {
 	const amqp_bytes_t *body = &env->message.body;
+	size_t last = ai->frame.len;
 
 	buf_reset(&ai->frame);
 	mq_props_to_block(&env->message.properties, env->redelivered, &ai->frame);
 	buf_addf(&ai->frame, "Content-Length: %zu\n\n", body->len);
-	if (frame_file_reset(ai->fd) < 0 ||
-	    write_all(ai->fd, ai->frame.ptr, ai->frame.len) < 0 ||
-	    write_all(ai->fd, body->bytes, body->len) < 0 ||
-	    write_all(ai->fd, "\n", 1) < 0 || lseek(ai->fd, 0, SEEK_SET) < 0)
+	buf_add(&ai->frame, body->bytes, body->len);
+	buf_addch(&ai->frame, '\n');
+	if (pwrite_all(ai->fd, ai->frame.ptr, ai->frame.len) < 0 ||
+	    (ai->frame.len < last && ftruncate(ai->fd, (off_t)ai->frame.len) < 0) ||
+	    lseek(ai->fd, 0, SEEK_SET) < 0)
 		return -1;
 	return 0;
 }
