@@ -16,7 +16,7 @@ DESTDIR ?=
 
 BUILD ?= build
 CC ?= cc
-PKGS = libxml-2.0 libxslt libexslt jansson
+PKGS = libxml-2.0 libxslt libexslt jansson librabbitmq
 # Recursive (=) so pkg-config runs only when a rule needs the flags, after
 # the deps step has had its chance to install it.
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS))

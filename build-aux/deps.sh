@@ -7,9 +7,12 @@ set -eu
 # peers the tests compare against (xmllint, xsltproc, jq), time(1) for
 # memory checks, mandoc for the man page lint, shellcheck for the test
 # scripts' lint, and DocBook XSL with the DocBook XML DTDs and examples,
-# a stylesheet set msg-translate must run.
+# a stylesheet set msg-translate must run; rabbitmq-c for the amqp:
+# channels and a RabbitMQ broker for their tests (which start one of
+# their own on the loopback address and skip without it).
 need="make gcc pkg-config libxml2-dev libxslt1-dev libjansson-dev bats
-libxml2-utils xsltproc jq time mandoc shellcheck docbook-xsl docbook-xml"
+libxml2-utils xsltproc jq time mandoc shellcheck docbook-xsl docbook-xml
+librabbitmq-dev rabbitmq-server"
 case "${1:-test}" in
 bench) need="$need xmlstarlet xml-twig-tools" ;;
 esac

@@ -1,6 +1,7 @@
 /* channel: parsing and opening channel addresses. */
 #include "channel.h"
 
+#include "amqp-addr.h"
 #include "inbox.h"
 #include "spool.h"
 
@@ -11,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sysexits.h>
 #include <unistd.h>
 
 int channel_parse(const char *addr, struct channel_addr *out, struct buf *err)
@@ -47,9 +49,41 @@ int channel_parse(const char *addr, struct channel_addr *out, struct buf *err)
 		out->path = addr + 4;
 		return 0;
 	}
+	if (mq_addr_is(addr)) {
+		struct mq_addr mq;
+		if (mq_addr_parse(addr, &mq, err) < 0)
+			return -1;
+		mq_addr_release(&mq);
+		out->kind = CHANNEL_AMQP;
+		out->path = addr;
+		return 0;
+	}
 	out->kind = CHANNEL_PATH;
 	out->path = addr;
 	return 0;
+}
+
+int channel_failure_status(int err, int otherwise)
+{
+	switch (err) {
+	case ECONNREFUSED:
+	case ECONNRESET:
+	case ETIMEDOUT:
+	case EAGAIN:
+		return EX_TEMPFAIL;
+	case ENXIO:
+		return EX_UNAVAILABLE;
+	default:
+		return otherwise;
+	}
+}
+
+/* A broker's queue is no stream of bytes. */
+static int not_a_stream(const char *addr, const char *what, struct buf *err)
+{
+	buf_addf(err, "cannot open '%s' as a stream: it is %s", addr, what);
+	errno = EISDIR;
+	return -1;
 }
 
 const char *channel_display(const char *addr, int for_writing)
@@ -88,9 +122,9 @@ int channel_open_read(const char *addr, struct buf *err)
 	case CHANNEL_FD:
 		return check_fd(a.fd, 0, addr, err);
 	case CHANNEL_DIR:
-		buf_addf(err, "cannot open '%s' as a stream: it is a spool directory", addr);
-		errno = EISDIR;
-		return -1;
+		return not_a_stream(addr, "a spool directory", err);
+	case CHANNEL_AMQP:
+		return not_a_stream(addr, "a broker's queue", err);
 	case CHANNEL_PATH:
 		break;
 	}
@@ -114,9 +148,9 @@ int channel_open_write(const char *addr, struct buf *err)
 	case CHANNEL_FD:
 		return check_fd(a.fd, 1, addr, err);
 	case CHANNEL_DIR:
-		buf_addf(err, "cannot open '%s' as a stream: it is a spool directory", addr);
-		errno = EISDIR;
-		return -1;
+		return not_a_stream(addr, "a spool directory", err);
+	case CHANNEL_AMQP:
+		return not_a_stream(addr, "a broker's queue", err);
 	case CHANNEL_PATH:
 		break;
 	}
@@ -141,6 +175,13 @@ int channel_writer_open(const char *addr, struct frame_writer *fw, struct buf *e
 		if (!sp)
 			return -1;
 		frame_writer_init_sink(fw, channel_spool_sink(sp), -1, addr);
+		return 0;
+	}
+	if (a.kind == CHANNEL_AMQP) {
+		struct channel_sink *sink = channel_amqp_sink(addr, err);
+		if (!sink)
+			return -1;
+		frame_writer_init_sink(fw, sink, -1, addr);
 		return 0;
 	}
 	fd = channel_open_write(addr, err);
@@ -181,6 +222,14 @@ struct channel_in *channel_in_open(const char *addr, int raw, struct buf *err)
 
 	if (!strncmp(addr, "dir:", 4))
 		return channel_spool_in(addr, err);
+	if (mq_addr_is(addr)) {
+		if (!raw)
+			return channel_amqp_in(addr, err);
+		buf_addf(err, "cannot read '%s': a queue holds messages, not raw "
+			 "data", addr);
+		errno = EINVAL;
+		return NULL;
+	}
 	if (!strncmp(addr, "inbox:", 6)) {
 		/* Its files are raw data (msg-wrap, msg-split -r). */
 		if (raw)

@@ -1,7 +1,8 @@
 /*
  * channel: the addresses of msg-tools(7) where messages are read and
  * written: "-" (stdin or stdout), "fd:N" (an inherited descriptor),
- * "dir:PATH" (a spool directory) and any other string, a PATH (a FIFO,
+ * "dir:PATH" (a spool directory), "amqp://..." (a queue or exchange on
+ * a broker, amqp-addr.h) and any other string, a PATH (a FIFO,
  * opened as one, or a regular file, created if missing and appended to);
  * and delivery to each kind, behind one interface a frame writer writes
  * to (struct channel_sink), so that a new kind changes neither the
@@ -19,11 +20,12 @@ enum channel_kind {
 	CHANNEL_FD,
 	CHANNEL_PATH,
 	CHANNEL_DIR,
+	CHANNEL_AMQP,
 };
 
 struct channel_addr {
 	enum channel_kind kind;
-	const char *path;	/* PATH, or the directory of dir: */
+	const char *path;	/* PATH, the directory of dir:, an amqp: address */
 	int fd;			/* fd:N, or 0/1 for "-" */
 };
 
@@ -31,6 +33,14 @@ struct channel_addr {
 int channel_parse(const char *addr, struct channel_addr *out, struct buf *err);
 /* How diagnostics name the channel: "stdin", "stdout", "fd:3", the path. */
 const char *channel_display(const char *addr, int for_writing);
+
+/*
+ * The exit status for a channel that failed with err, otherwise when the
+ * failure says nothing of the kind: 75 (try again later) when a broker
+ * could not be reached, went away or refused a message for now, 69 when
+ * it has nowhere to route a message (no such queue or exchange).
+ */
+int channel_failure_status(int err, int otherwise);
 
 /* Open for reading: the descriptor, or -1 with the reason in err. */
 int channel_open_read(const char *addr, struct buf *err);
@@ -86,6 +96,9 @@ struct channel_sink *channel_stream_sink(int fd, int owns_fd);
 struct spool;
 /* A dir: spool: each frame one file (spool.h); the sink owns the spool. */
 struct channel_sink *channel_spool_sink(struct spool *sp);
+/* An amqp: queue or exchange, connected: NULL with the reason in err and
+ * errno as channel_failure_status reads it. */
+struct channel_sink *channel_amqp_sink(const char *addr, struct buf *err);
 
 /* Open addr as a frame writer, any kind including dir: (0, or -1 with the
  * reason in err). Used by every tool's outputs. */
@@ -174,6 +187,9 @@ struct channel_in *channel_in_open(const char *addr, int raw, struct buf *err);
 struct channel_in *channel_stream_in(int fd, const char *name,
 				     const char *file_name);
 struct channel_in *channel_spool_in(const char *addr, struct buf *err);
+/* An amqp: queue, consumed: NULL with the reason in err and errno as
+ * channel_failure_status reads it. */
+struct channel_in *channel_amqp_in(const char *addr, struct buf *err);
 /* An inbox:DIR (inbox.h), its files chosen as opt says. */
 struct inbox_options;
 struct channel_in *channel_inbox_in(const char *addr,

@@ -123,8 +123,8 @@ void input_outputs_durable(void)
 	if (frame_writers_flush_all() < 0) {
 		struct frame_writer *fw = frame_writers_failed();
 		if (fw)
-			die(EX_IOERR, "cannot write '%s': %s", fw->name,
-			    strerror(fw->err));
+			die(channel_failure_status(fw->err, EX_IOERR),
+			    "cannot write '%s': %s", fw->name, strerror(fw->err));
 		die(EX_IOERR, "cannot write output: %s", strerror(errno));
 	}
 }
@@ -134,7 +134,8 @@ static void end_batch(struct input *in, struct channel_in *ch, const char *addr)
 	input_tool_batch_end(in);
 	input_outputs_durable();
 	if (ch->ops->done(ch) < 0)
-		die_errno(EX_IOERR, "cannot finish with what was read from '%s'", addr);
+		die_errno(channel_failure_status(errno, EX_IOERR),
+			  "cannot finish with what was read from '%s'", addr);
 }
 
 /*
@@ -290,7 +291,7 @@ static void each_source(struct input *in, const char *addr, struct headers *h)
 			buf_release(&err);
 			return;
 		}
-		die(EX_NOINPUT, "%s", err.ptr);
+		die(channel_failure_status(errno, EX_NOINPUT), "%s", err.ptr);
 	}
 	in->batch_messages = 0;
 	while (!io_stop_requested) {
@@ -300,7 +301,8 @@ static void each_source(struct input *in, const char *addr, struct headers *h)
 			int saved = errno;
 			end_batch(in, ch, addr);
 			errno = saved;
-			die_errno(EX_IOERR, "cannot read '%s'", addr);
+			die_errno(channel_failure_status(saved, EX_IOERR),
+				  "cannot read '%s'", addr);
 		}
 		if (found == CHANNEL_NONE) {
 			if (!held)

@@ -205,7 +205,7 @@ struct frame_writer *tool_open_output(const char *addr)
 	struct frame_writer *fw = xmalloc(sizeof(*fw));
 
 	if (channel_writer_open(addr, fw, &err) < 0)
-		die(EX_CANTCREAT, "%s", err.ptr);
+		die(channel_failure_status(errno, EX_CANTCREAT), "%s", err.ptr);
 	buf_release(&err);
 	return fw;
 }

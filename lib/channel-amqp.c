@@ -1,0 +1,573 @@
+/*
+ * channel-amqp: an amqp: address (amqp-addr.h) as a channel. A writer
+ * publishes each frame as one persistent, mandatory message and its
+ * batch is out once the broker confirmed every message of it; a reader
+ * takes deliveries with manual acknowledgement, each one a source that
+ * holds one frame, and acknowledges a batch (with multiple) once it is
+ * done: at least once, duplicates possible, never a loss.
+ */
+#include "channel.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include "amqp-conn.h"
+#include "amqp-map.h"
+#include "clock.h"
+#include "diag.h"
+#include "io.h"
+
+/* How often a reader waiting for a delivery looks at a stop request. */
+#define STOP_CHECK_MS 200
+/* How long a reader that may stop waits for the deliveries a queue
+ * still counts as ready before it counts them again. */
+#define READY_WAIT_MS 1000
+
+/* A frame's bytes in memory, as a descriptor the frame writer writes
+ * and the frame reader reads. */
+static int frame_file(const char *name, struct buf *err)
+{
+	int fd = memfd_create("msg-amqp", MFD_CLOEXEC);
+
+	if (fd < 0)
+		buf_addf(err, "'%s': cannot make a frame buffer: %s", name,
+			 strerror(errno));
+	return fd;
+}
+
+/* All of p at the start of fd: 0, or -1 with errno. */
+static int pwrite_all(int fd, const char *p, size_t n)
+{
+	off_t at = 0;
+
+	while (n) {
+		ssize_t w = pwrite(fd, p, n, at);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			if (w == 0)
+				errno = ENOSPC;
+			return -1;
+		}
+		p += w;
+		n -= (size_t)w;
+		at += w;
+	}
+	return 0;
+}
+
+static int frame_file_reset(int fd)
+{
+	if (ftruncate(fd, 0) < 0 || lseek(fd, 0, SEEK_SET) < 0)
+		return -1;
+	return 0;
+}
+
+/* One published message the broker has not confirmed yet. */
+struct unconfirmed {
+	uint64_t tag;
+	int confirmed;
+	char id[80];		/* its Message-Id, to name it */
+};
+
+struct amqp_sink {
+	struct channel_sink base;
+	struct mq_conn c;
+	int fd;			/* the frame being written */
+	struct headers h;
+	struct buf body, err;
+	struct mq_props props;
+	uint64_t published;	/* delivery tags are 1, 2, ... */
+	struct unconfirmed *ring;	/* oldest at head */
+	size_t head, count, window;
+	int failed;		/* errno of the broker's failure, or 0 */
+};
+
+static struct amqp_sink *as_sink(struct channel_sink *s)
+{
+	return (struct amqp_sink *)s;
+}
+
+/*
+ * The broker's error, said once on stderr (the frame writer keeps only
+ * errno) and kept: -1. Nothing more is published, and the batch is
+ * refused at make_durable, before anything upstream is done with, so
+ * that the run ends with the status the failure calls for (a tool's own
+ * check of a write would say 74 for any kind).
+ */
+static int sink_failed(struct amqp_sink *as)
+{
+	if (!as->failed) {
+		as->failed = errno;
+		warnx_msg("%s", as->err.ptr);
+	}
+	buf_reset(&as->err);
+	errno = as->failed;
+	return -1;
+}
+
+static int sink_begin_frame(struct channel_sink *s)
+{
+	struct amqp_sink *as = as_sink(s);
+
+	return frame_file_reset(as->fd) < 0 ? -1 : as->fd;
+}
+
+static struct unconfirmed *ring_at(struct amqp_sink *as, size_t i)
+{
+	return &as->ring[(as->head + i) % as->window];
+}
+
+/* Acks mark messages confirmed; the oldest confirmed ones leave. */
+static void confirm(struct amqp_sink *as, uint64_t tag, int multiple)
+{
+	for (size_t i = 0; i < as->count; i++) {
+		struct unconfirmed *u = ring_at(as, i);
+		if (u->tag == tag || (multiple && u->tag < tag))
+			u->confirmed = 1;
+	}
+	while (as->count && ring_at(as, 0)->confirmed) {
+		as->head = (as->head + 1) % as->window;
+		as->count--;
+	}
+}
+
+/* A message named by its Message-Id, or by its place in the run. */
+static void add_message_name(struct buf *out, const char *id, uint64_t tag)
+{
+	if (*id) {
+		buf_addch(out, '\'');
+		diag_escape(out, id, strlen(id));
+		buf_addch(out, '\'');
+	} else {
+		buf_addf(out, "%llu of the run (it has no Message-Id)",
+			 (unsigned long long)tag);
+	}
+}
+
+static const char *id_of_tag(struct amqp_sink *as, uint64_t tag)
+{
+	for (size_t i = 0; i < as->count; i++)
+		if (ring_at(as, i)->tag == tag)
+			return ring_at(as, i)->id;
+	return "";
+}
+
+/* A message the broker could not route (mandatory): named, ENXIO. */
+static int returned(struct amqp_sink *as, const amqp_basic_return_t *ret)
+{
+	amqp_message_t msg;
+	amqp_rpc_reply_t r = amqp_read_message(as->c.conn, MQ_CHANNEL, &msg, 0);
+
+	if (r.reply_type != AMQP_RESPONSE_NORMAL)
+		return mq_conn_reply_error(&as->c, r, "cannot read a returned message",
+					   &as->err);
+	buf_addf(&as->err, "'%s': message '", as->c.name);
+	if (msg.properties._flags & AMQP_BASIC_MESSAGE_ID_FLAG)
+		diag_escape(&as->err, msg.properties.message_id.bytes,
+			    msg.properties.message_id.len);
+	buf_addf(&as->err, "' returned by the broker: %d ", ret->reply_code);
+	diag_escape(&as->err, ret->reply_text.bytes, ret->reply_text.len);
+	amqp_destroy_message(&msg);
+	errno = ENXIO;
+	return -1;
+}
+
+/* One frame from the broker: a confirm, a return or a close. */
+static int take_frame(struct amqp_sink *as, const struct timeval *timeout)
+{
+	amqp_frame_t frame;
+	int status = amqp_simple_wait_frame_noblock(as->c.conn, &frame,
+						    (struct timeval *)timeout);
+	amqp_method_t m;
+
+	if (status == AMQP_STATUS_TIMEOUT)
+		return 0;
+	if (status != AMQP_STATUS_OK)
+		return mq_conn_status_error(&as->c, status,
+					    "waiting for confirms", &as->err);
+	if (frame.frame_type != AMQP_FRAME_METHOD)
+		return 0;
+	m = frame.payload.method;
+	switch (m.id) {
+	case AMQP_BASIC_ACK_METHOD: {
+		amqp_basic_ack_t *ack = m.decoded;
+		confirm(as, ack->delivery_tag, ack->multiple);
+		return 0;
+	}
+	case AMQP_BASIC_NACK_METHOD: {
+		amqp_basic_nack_t *nack = m.decoded;
+		buf_addf(&as->err, "'%s': message ", as->c.name);
+		add_message_name(&as->err, id_of_tag(as, nack->delivery_tag),
+				 nack->delivery_tag);
+		buf_addstr(&as->err, " refused by the broker (nack)");
+		errno = EAGAIN;
+		return -1;
+	}
+	case AMQP_BASIC_RETURN_METHOD:
+		return returned(as, m.decoded);
+	default:
+		return mq_conn_closed(&as->c, &frame, &as->err);
+	}
+}
+
+/* Wait until at most limit messages are unconfirmed. */
+static int wait_confirms(struct amqp_sink *as, size_t limit)
+{
+	if (as->failed) {
+		errno = as->failed;
+		return -1;
+	}
+	while (as->count > limit)
+		if (take_frame(as, NULL) < 0)
+			return sink_failed(as);
+	amqp_maybe_release_buffers(as->c.conn);
+	return 0;
+}
+
+/* The frame written, read back, published; the window kept. */
+static int sink_end_frame(struct channel_sink *s)
+{
+	static const struct timeval now = { 0 };
+	struct amqp_sink *as = as_sink(s);
+	struct frame_reader fr;
+	struct unconfirmed *u;
+	int status, r;
+
+	if (as->failed || wait_confirms(as, as->window - 1) < 0)
+		return 0;	/* refused at make_durable */
+	frame_reader_init(&fr, as->fd, as->c.name);
+	r = lseek(as->fd, 0, SEEK_SET) < 0 ? -1 : frame_reader_next(&fr, &as->h);
+	if (r > 0 && frame_reader_body(&fr, &as->body) < 0)
+		r = -1;
+	frame_reader_release(&fr);
+	if (r <= 0) {
+		errno = EIO;
+		return -1;
+	}
+	buf_addf(&as->err, "'%s': ", as->c.name);
+	if (mq_props_set(&as->props, &as->h, clock_now_ms(), &as->err) < 0)
+		return sink_failed(as);
+	buf_reset(&as->err);
+	status = amqp_basic_publish(as->c.conn, MQ_CHANNEL,
+				    amqp_cstring_bytes(mq_addr_exchange(&as->c.addr)),
+				    amqp_cstring_bytes(mq_addr_routing_key(&as->c.addr)),
+				    1, 0, &as->props.p,
+				    (amqp_bytes_t){ as->body.len, as->body.ptr });
+	if (status != AMQP_STATUS_OK) {
+		mq_conn_status_error(&as->c, status, "cannot publish", &as->err);
+		sink_failed(as);
+		return 0;
+	}
+	u = ring_at(as, as->count++);
+	u->tag = ++as->published;
+	u->confirmed = 0;
+	snprintf(u->id, sizeof(u->id), "%s", headers_get(&as->h, "Message-Id") ?
+		 headers_get(&as->h, "Message-Id") : "");
+	/* A return or a close already there is found early. */
+	while (amqp_data_in_buffer(as->c.conn) || amqp_frames_enqueued(as->c.conn))
+		if (take_frame(as, &now) < 0) {
+			sink_failed(as);
+			break;
+		}
+	return 0;
+}
+
+static void sink_abort_frame(struct channel_sink *s)
+{
+	(void)s;	/* nothing left the process */
+}
+
+/* Out once the broker confirmed every message published. */
+static int sink_make_durable(struct channel_sink *s)
+{
+	return wait_confirms(as_sink(s), 0);
+}
+
+static int sink_close(struct channel_sink *s)
+{
+	return wait_confirms(as_sink(s), 0);
+}
+
+static void sink_free(struct channel_sink *s)
+{
+	struct amqp_sink *as = as_sink(s);
+
+	mq_conn_close(&as->c);
+	if (as->fd >= 0)
+		close(as->fd);
+	headers_release(&as->h);
+	buf_release(&as->body);
+	buf_release(&as->err);
+	mq_props_release(&as->props);
+	free(as->ring);
+	free(as);
+}
+
+static const struct channel_out_ops amqp_out_ops = {
+	.separate_frames = 1,
+	.begin_frame = sink_begin_frame,
+	.end_frame = sink_end_frame,
+	.abort_frame = sink_abort_frame,
+	.make_durable = sink_make_durable,
+	.close = sink_close,
+	.free = sink_free,
+};
+
+struct channel_sink *channel_amqp_sink(const char *addr, struct buf *err)
+{
+	struct amqp_sink *as = xcalloc(1, sizeof(*as));
+
+	as->base.ops = &amqp_out_ops;
+	headers_init(&as->h);
+	buf_init(&as->body, 0);
+	buf_init(&as->err, 0);
+	mq_props_init(&as->props);
+	as->fd = frame_file(addr, err);
+	if (as->fd < 0 || mq_conn_open(&as->c, addr, err) < 0 ||
+	    mq_conn_confirm(&as->c, err) < 0) {
+		int saved = errno;
+		sink_free(&as->base);
+		errno = saved;
+		return NULL;
+	}
+	as->window = as->c.addr.confirm_window;
+	as->ring = xcalloc(as->window, sizeof(*as->ring));
+	return &as->base;
+}
+
+struct amqp_in {
+	struct channel_in base;
+	struct mq_conn c;
+	int fd;			/* the frame of the delivery in hand */
+	struct buf frame, name, err;
+	uint64_t tag;		/* of the delivery in hand */
+	uint64_t ack_upto;	/* every delivery up to it is finished */
+	uint64_t acked;		/* acknowledged up to */
+	unsigned held;		/* deliveries handed out, not acknowledged */
+};
+
+/* The broker's error said on stderr, and -1 with errno kept. */
+static int in_failed(struct amqp_in *ai)
+{
+	int saved = errno;
+
+	warnx_msg("%s", ai->err.ptr);
+	buf_reset(&ai->err);
+	errno = saved;
+	return -1;
+}
+
+/* The delivery as a frame in ai->fd: its properties' headers, then its
+ * body; written in one piece over the last one, cut to its length. */
+static int delivery_frame(struct amqp_in *ai, const amqp_envelope_t *env)
+{
+	const amqp_bytes_t *body = &env->message.body;
+	size_t last = ai->frame.len;
+
+	buf_reset(&ai->frame);
+	mq_props_to_block(&env->message.properties, env->redelivered, &ai->frame);
+	buf_addf(&ai->frame, "Content-Length: %zu\n\n", body->len);
+	buf_add(&ai->frame, body->bytes, body->len);
+	buf_addch(&ai->frame, '\n');
+	if (pwrite_all(ai->fd, ai->frame.ptr, ai->frame.len) < 0 ||
+	    (ai->frame.len < last && ftruncate(ai->fd, (off_t)ai->frame.len) < 0) ||
+	    lseek(ai->fd, 0, SEEK_SET) < 0)
+		return -1;
+	return 0;
+}
+
+/* A frame other than a delivery: only a close or a cancel matter. */
+static int other_frame(struct amqp_in *ai)
+{
+	amqp_frame_t frame;
+	int status = amqp_simple_wait_frame(ai->c.conn, &frame);
+
+	if (status != AMQP_STATUS_OK)
+		return mq_conn_status_error(&ai->c, status, "cannot read",
+					    &ai->err);
+	if (frame.frame_type != AMQP_FRAME_METHOD)
+		return 0;
+	if (frame.payload.method.id == AMQP_BASIC_CANCEL_METHOD) {
+		buf_addf(&ai->err, "'%s': the broker cancelled the consumer "
+			 "(the queue was deleted)", ai->c.name);
+		errno = ENXIO;
+		return -1;
+	}
+	if (frame.payload.method.id == AMQP_CHANNEL_CLOSE_METHOD ||
+	    frame.payload.method.id == AMQP_CONNECTION_CLOSE_METHOD)
+		return mq_conn_closed(&ai->c, &frame, &ai->err);
+	return 0;
+}
+
+/* The next delivery within timeout_ms into ai->fd: 1, 0 (none came), or
+ * -1 with the reason in ai->err. */
+static int take_delivery(struct amqp_in *ai, int timeout_ms)
+{
+	struct timeval tv = { timeout_ms / 1000, timeout_ms % 1000 * 1000 };
+	amqp_envelope_t env;
+	amqp_rpc_reply_t r;
+	int ok;
+
+	amqp_maybe_release_buffers(ai->c.conn);
+	r = amqp_consume_message(ai->c.conn, &env, &tv, 0);
+	if (r.reply_type == AMQP_RESPONSE_LIBRARY_EXCEPTION &&
+	    r.library_error == AMQP_STATUS_TIMEOUT)
+		return 0;
+	if (r.reply_type == AMQP_RESPONSE_LIBRARY_EXCEPTION &&
+	    r.library_error == AMQP_STATUS_UNEXPECTED_STATE)
+		return other_frame(ai);
+	if (r.reply_type != AMQP_RESPONSE_NORMAL)
+		return mq_conn_reply_error(&ai->c, r, "cannot read", &ai->err);
+	ok = delivery_frame(ai, &env);
+	if (ok == 0) {
+		ai->tag = env.delivery_tag;
+		ai->ack_upto = ai->tag;
+		ai->held++;
+	} else {
+		buf_addf(&ai->err, "'%s': cannot hold a delivery: %s", ai->c.name,
+			 strerror(errno));
+	}
+	amqp_destroy_envelope(&env);
+	return ok == 0 ? 1 : -1;
+}
+
+/*
+ * Without waiting: a delivery already here, or one the queue still
+ * counts as ready (on its way, or taken by another reader meanwhile: the
+ * queue is counted again). None once the queue counts none, or once
+ * prefetch deliveries are held (no more come until they are acked).
+ */
+static int take_ready(struct amqp_in *ai)
+{
+	long ready;
+	int r = take_delivery(ai, 0);
+
+	while (r == 0 && ai->held < ai->c.addr.prefetch && !io_stop_requested) {
+		ready = mq_conn_ready(&ai->c, &ai->err);
+		if (ready < 0)
+			return -1;
+		r = take_delivery(ai, ready ? READY_WAIT_MS : 0);
+		if (!ready)
+			break;
+	}
+	return r;
+}
+
+static int amqp_next(struct channel_in *in, int wait, struct channel_source *src)
+{
+	struct amqp_in *ai = (struct amqp_in *)in;
+	int r;
+
+	if (wait) {
+		while ((r = take_delivery(ai, STOP_CHECK_MS)) == 0 &&
+		       !io_stop_requested)
+			;
+	} else {
+		r = take_ready(ai);
+	}
+	if (r < 0)
+		return in_failed(ai);
+	if (r == 0)
+		return CHANNEL_NONE;
+	memset(src, 0, sizeof(*src));
+	buf_reset(&ai->name);
+	buf_addf(&ai->name, "%s delivery %llu", ai->c.name,
+		 (unsigned long long)ai->tag);
+	src->fd = ai->fd;
+	src->name = ai->name.ptr;
+	src->whole = 1;
+	return CHANNEL_MESSAGE;
+}
+
+/* What was made of the deliveries is out: acknowledged, all at once. */
+static int amqp_done(struct channel_in *in)
+{
+	struct amqp_in *ai = (struct amqp_in *)in;
+	int status;
+
+	if (ai->ack_upto <= ai->acked)
+		return 0;
+	status = amqp_basic_ack(ai->c.conn, MQ_CHANNEL, ai->ack_upto, 1);
+	if (status != AMQP_STATUS_OK) {
+		mq_conn_status_error(&ai->c, status, "cannot acknowledge", &ai->err);
+		return in_failed(ai);
+	}
+	ai->acked = ai->ack_upto;
+	ai->held = 0;
+	return 0;
+}
+
+/* The delivery in hand back to the queue, for the next reader. */
+static void amqp_release(struct channel_in *in)
+{
+	struct amqp_in *ai = (struct amqp_in *)in;
+
+	if (ai->tag > ai->acked && ai->ack_upto == ai->tag) {
+		amqp_basic_nack(ai->c.conn, MQ_CHANNEL, ai->tag, 0, 1);
+		ai->ack_upto = ai->tag - 1;
+	}
+}
+
+static void amqp_in_close(struct channel_in *in)
+{
+	struct amqp_in *ai = (struct amqp_in *)in;
+
+	mq_conn_close(&ai->c);
+	if (ai->fd >= 0)
+		close(ai->fd);
+	buf_release(&ai->frame);
+	buf_release(&ai->name);
+	buf_release(&ai->err);
+	free(ai);
+}
+
+/* Deliveries may wait in the library's buffer, where poll(2) does not
+ * see them: a reader of several channels looks every little while. */
+static int amqp_wait_fd(struct channel_in *in)
+{
+	(void)in;
+	return -1;
+}
+
+static const struct channel_in_ops amqp_in_ops = {
+	.next = amqp_next,
+	.done = amqp_done,
+	.set_aside = NULL,	/* unacknowledged, it stays in the queue */
+	.release = amqp_release,
+	.close = amqp_in_close,
+	.wait_fd = amqp_wait_fd,
+};
+
+struct channel_in *channel_amqp_in(const char *addr, struct buf *err)
+{
+	struct amqp_in *ai = xcalloc(1, sizeof(*ai));
+
+	ai->base.ops = &amqp_in_ops;
+	buf_init(&ai->frame, 0);
+	buf_init(&ai->name, 0);
+	buf_init(&ai->err, 0);
+	ai->fd = frame_file(addr, err);
+	if (ai->fd < 0 || mq_conn_open(&ai->c, addr, err) < 0)
+		goto fail;
+	if (!ai->c.addr.queue) {
+		buf_addf(err, "cannot read '%s': an exchange is for publishing; "
+			 "read from a queue (?queue=NAME)", addr);
+		errno = EINVAL;
+		goto fail;
+	}
+	if (mq_conn_consume(&ai->c, err) == 0)
+		return &ai->base;
+fail:
+	{
+		int saved = errno;
+		amqp_in_close(&ai->base);
+		errno = saved;
+	}
+	return NULL;
+}
