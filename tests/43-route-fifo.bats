@@ -147,3 +147,22 @@ waits_for_writer() {
 		[ ! -s out ]
 	done
 }
+
+@test "fifo: a reader asked to stop between two FIFO operands does not open the second (where it would wait for a writer that never comes): exit 0" {
+	local pid
+	mkfifo one.fifo two.fifo
+	spawn msg-unwrap one.fifo two.fifo >out 2>err
+	pid=$spawned
+	exec 8>one.fifo
+	frame x >&8
+	wait_until 30 grep -qx x out
+	# The stop comes while it waits on one.fifo: that operand ends
+	# there, and two.fifo is not opened at all.
+	kill -TERM "$pid"
+	status_of "$pid" 30
+	exec 8>&-
+	echo "status $status; stderr: $(cat err)"
+	[ "$status" = 0 ]
+	[ ! -s err ]
+	[ "$(cat out)" = x ]
+}
