@@ -3,6 +3,7 @@
 
 #include "amqp-addr.h"
 #include "inbox.h"
+#include "io.h"
 #include "spool.h"
 
 #include <errno.h>
@@ -128,7 +129,7 @@ int channel_open_read(const char *addr, struct buf *err)
 	case CHANNEL_PATH:
 		break;
 	}
-	fd = open(a.path, O_RDONLY | O_CLOEXEC);
+	fd = io_open_read(a.path);
 	if (fd < 0)
 		buf_addf(err, "cannot open '%s': %s", addr, strerror(errno));
 	return fd;
@@ -199,7 +200,7 @@ static struct channel_in *raw_file_in(const char *path, struct buf *err)
 	struct channel_in *in;
 	struct stat st;
 	char *copy;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = io_open_read(path);
 
 	if (fd < 0) {
 		buf_addf(err, "cannot open '%s': %s", path, strerror(errno));

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -12,6 +13,41 @@
 #include "sizes.h"
 
 volatile sig_atomic_t io_stop_requested;
+
+/* Wait on a FIFO opened without waiting until a writer has written or
+ * come and gone (Linux reports POLLHUP only then), looking at the stop
+ * request between polls: 0, or -1 with EINTR. */
+static int wait_for_writer(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	for (;;) {
+		if (io_stop_requested) {
+			errno = EINTR;
+			return -1;
+		}
+		if (poll(&p, 1, 100) > 0)
+			return 0;
+	}
+}
+
+int io_open_read(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK), flags, saved;
+	struct stat st;
+
+	if (fd < 0)
+		return -1;
+	if ((fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode) && wait_for_writer(fd) < 0) ||
+	    (flags = fcntl(fd, F_GETFL)) < 0 ||
+	    fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0) {
+		saved = errno;
+		close(fd);
+		errno = saved;
+		return -1;
+	}
+	return fd;
+}
 
 ssize_t xread(int fd, void *p, size_t n)
 {

@@ -19,6 +19,14 @@
  */
 extern volatile sig_atomic_t io_stop_requested;
 
+/*
+ * open(2) of path for reading, which a stop cuts short: a FIFO is opened
+ * without waiting for a writer, then waited on in short polls until one
+ * has written or come and gone, so a stop that comes at any moment, even
+ * just before the wait, ends it (-1 with EINTR). The descriptor returned
+ * blocks as usual.
+ */
+int io_open_read(const char *path);
 /* One read(2), retried on EINTR: bytes read, 0 at EOF, -1 with errno. */
 ssize_t xread(int fd, void *p, size_t n);
 /* Can a read of fd wait (a pipe, FIFO, socket, terminal), unlike one of a

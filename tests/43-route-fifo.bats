@@ -7,6 +7,11 @@ load test_helper
 bats_require_minimum_version 1.5.0
 load fixtures/route/route
 load fixtures/dir/dir
+load crash/build
+
+setup_file() {
+	cc_preload "$BATS_FILE_TMPDIR/faultinject.so" "$MSG_TOP/tests/faults/faultinject.c"
+}
 
 @test "fifo: 100,000 messages to three FIFOs with concurrent readers" {
 	local ra rb rc
@@ -121,14 +126,18 @@ load fixtures/dir/dir
 	grep '^B' bodies | cmp - b.lines
 }
 
-# waits_for_writer PID: PID is blocked opening a FIFO for reading, with
-# its SIGTERM handler set (a signal before that would kill it outright).
+# waits_for_writer PID: PID holds in.fifo open for reading, waiting for
+# a writer, with its SIGTERM handler set (a signal before that would
+# kill it outright).
 waits_for_writer() {
-	local caught
-	[ "$(cat "/proc/$1/wchan" 2>/dev/null)" = wait_for_partner ] || return 1
+	local caught f
 	caught=$(awk '$1 == "SigCgt:" { print $2 }' "/proc/$1/status")
 	# SIGTERM is signal 15: bit 14 of the mask.
-	(((16#$caught >> 14) & 1))
+	(((16#$caught >> 14) & 1)) || return 1
+	for f in "/proc/$1/fd/"*; do
+		[ "$(readlink "$f")" = "$PWD/in.fifo" ] && return 0
+	done
+	return 1
 }
 
 @test "fifo: a reader asked to stop (SIGTERM) while it waits for a FIFO's first writer ends quietly, exit 0, frames and raw" {
@@ -165,4 +174,21 @@ waits_for_writer() {
 	[ "$status" = 0 ]
 	[ ! -s err ]
 	[ "$(cat out)" = x ]
+}
+
+@test "fifo: a stop asked at the very moment a reader opens a FIFO with no writer (the fault shim sends SIGTERM there) ends it quietly, exit 0" {
+	local tool
+	mkfifo in.fifo
+	for tool in "msg-unwrap" "msg-wrap -l"; do
+		# shellcheck disable=SC2086 # the tool and its option are words
+		run --separate-stderr faulty FAULT_ERRNO=term FAULT_FUNCS=open,openat \
+			FAULT_PATH="$PWD/in.fifo" -- timeout -k 5 20 $tool in.fifo
+		echo "$tool: status $status; stderr: $stderr"
+		[ "$status" = 0 ]
+		[ -z "$stderr" ]
+		[ -z "$output" ]
+		[ "$(wc -l <faults.log)" = 1 ]
+		[[ $(cat faults.log) == open*" $PWD/in.fifo stop asked" ]]
+		rm faults.log
+	done
 }

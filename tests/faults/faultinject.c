@@ -22,7 +22,10 @@
  *                the syncs cost), other calls are made as usual and only
  *                logged; or kill: the process kills itself with SIGKILL
  *                at the chosen call, before it is made (a crash aimed
- *                at one point, where a random kill may never land)
+ *                at one point, where a random kill may never land);
+ *                or term: the process sends itself SIGTERM at the
+ *                chosen call, which is then made (a stop request that
+ *                comes at that very moment)
  *   FAULT_PARTIAL=1  a failing write first writes half of its bytes, as
  *                a device that fills up in the middle of a write does
  *   FAULT_LOG    a file that gets one line for each call failed
@@ -58,7 +61,7 @@ static struct {
 	char funcs[256];
 	const char *pattern;
 	unsigned long at, count, seen;
-	int errnum, partial, kill;
+	int errnum, partial, kill, term;
 	const char *log;
 } cfg;
 
@@ -112,7 +115,8 @@ static void setup(void)
 	cfg.at = env_number("FAULT_AT", 1);
 	cfg.count = env_number("FAULT_COUNT", 1);
 	cfg.kill = getenv("FAULT_ERRNO") && !strcmp(getenv("FAULT_ERRNO"), "kill");
-	cfg.errnum = cfg.kill ? EIO : errno_named(getenv("FAULT_ERRNO"));
+	cfg.term = getenv("FAULT_ERRNO") && !strcmp(getenv("FAULT_ERRNO"), "term");
+	cfg.errnum = cfg.kill || cfg.term ? EIO : errno_named(getenv("FAULT_ERRNO"));
 	cfg.partial = env_number("FAULT_PARTIAL", 0) == 1;
 	cfg.log = getenv("FAULT_LOG");
 	cfg.ready = 1;
@@ -158,7 +162,7 @@ static void note(const char *fn, const char *path)
 	if (!cfg.log)
 		return;
 	n = snprintf(line, sizeof(line), "%s %s %s\n", fn, path,
-		     cfg.kill ? "killed" : cfg.errnum ? strerror(cfg.errnum) : "skipped");
+		     cfg.kill ? "killed" : cfg.term ? "stop asked" : cfg.errnum ? strerror(cfg.errnum) : "skipped");
 	fd = real_openat(AT_FDCWD, cfg.log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return;
@@ -184,6 +188,10 @@ static int should_fail(const char *fn, int dirfd, const char *name)
 	note(fn, path);
 	if (cfg.kill)
 		raise(SIGKILL);
+	if (cfg.term) {
+		raise(SIGTERM);
+		return 0;
+	}
 	/* FAULT_ERRNO=none: only the syncs are skipped; the rest is made. */
 	if (!cfg.errnum && strcmp(fn, "fsync") && strcmp(fn, "fdatasync") &&
 	    strcmp(fn, "dirsync"))
