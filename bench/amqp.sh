@@ -48,14 +48,6 @@ msgs=$BENCH_TMP/amqp.msg
 awk -v n="$N" 'BEGIN { for (i = 1; i <= n; i++) printf "%0200d\n", i }' |
 	"$wrap" -l >"$msgs" || bench_die "cannot make the messages"
 
-elapsed_us() {
-	_t0=$(date +%s%N)
-	"$@" || bench_die "'$*' failed"
-	_t1=$(date +%s%N)
-	_us=$(((_t1 - _t0) / 1000))
-	[ "$_us" -gt 0 ] || _us=1
-}
-
 # best VAR US: VAR becomes US when it is unset or larger.
 best() {
 	eval "_cur=\${$1:-}"
@@ -73,13 +65,13 @@ drain() {
 peer_pub='' ours_pub='' peer_sub='' ours_sub=''
 r=1
 while [ "$r" -le "$RUNS" ]; do
-	elapsed_us "$peer" publish "$port" "peer$r" "$N" "$WINDOW"
+	bench_elapsed_us "$peer" publish "$port" "peer$r" "$N" "$WINDOW"
 	best peer_pub "$_us"
-	elapsed_us "$route" -f 'true()' --output "$addr=ours$r" "$msgs"
+	bench_elapsed_us "$route" -f 'true()' --output "$addr=ours$r" "$msgs"
 	best ours_pub "$_us"
-	elapsed_us "$peer" consume "$port" "peer$r" "$N" "$WINDOW"
+	bench_elapsed_us "$peer" consume "$port" "peer$r" "$N" "$WINDOW"
 	best peer_sub "$_us"
-	elapsed_us drain "ours$r"
+	bench_elapsed_us drain "ours$r"
 	best ours_sub "$_us"
 	r=$((r + 1))
 done

@@ -36,14 +36,6 @@ route=$(bench_tool msg-route)
 lines=$BENCH_TMP/dir-lines.txt
 awk -v n="$N" 'BEGIN { for (i = 1; i <= n; i++) printf "message %08d %s\n", i, "payload-payload-payload-payload" }' >"$lines"
 
-elapsed_us() {
-	_t0=$(date +%s%N)
-	"$@" || bench_die "'$*' failed"
-	_t1=$(date +%s%N)
-	_us=$(((_t1 - _t0) / 1000))
-	[ "$_us" -gt 0 ] || _us=1
-}
-
 # One round trip through dir:SPOOL, as PREFIX (nothing, or bench_nosync) runs
 # it; best of BENCH_RUNS: IN_US and OUT_US. Every run checks that what
 # came out is what went in and that the spool is empty after.
@@ -52,11 +44,11 @@ round_trip() {
 	_r=0
 	while [ "$_r" -lt "$BENCH_RUNS" ]; do
 		_sp=$BENCH_TMP/spool.$_r.$#
-		elapsed_us "$@" "$wrap" -l "$lines" --output "dir:$_sp"
+		bench_elapsed_us "$@" "$wrap" -l "$lines" --output "dir:$_sp"
 		[ -z "$IN_US" ] || [ "$_us" -lt "$IN_US" ] && IN_US=$_us
 		_got=$(find "$_sp/new" -type f | wc -l)
 		[ "$_got" -eq "$N" ] || bench_die "spool holds $_got messages, not $N"
-		elapsed_us "$@" "$unwrap" --once -s '\n' --output "$BENCH_TMP/out.txt" "dir:$_sp"
+		bench_elapsed_us "$@" "$unwrap" --once -s '\n' --output "$BENCH_TMP/out.txt" "dir:$_sp"
 		[ -z "$OUT_US" ] || [ "$_us" -lt "$OUT_US" ] && OUT_US=$_us
 		printf '\n' >>"$BENCH_TMP/out.txt"
 		cmp -s "$lines" "$BENCH_TMP/out.txt" ||
@@ -78,7 +70,7 @@ through() {
 		_a=$BENCH_TMP/from.$_r.$# _b=$BENCH_TMP/to.$_r.$#
 		bench_nosync "$wrap" -l "$lines" --output "dir:$_a" ||
 			bench_die "filling '$_a' failed"
-		elapsed_us "$@" "$route" --once -f 'true()' --output "dir:$_b" "dir:$_a"
+		bench_elapsed_us "$@" "$route" --once -f 'true()' --output "dir:$_b" "dir:$_a"
 		[ -z "$THROUGH_US" ] || [ "$_us" -lt "$THROUGH_US" ] && THROUGH_US=$_us
 		_got=$(find "$_b/new" -type f | wc -l)
 		[ "$_got" -eq "$N" ] || bench_die "the output spool holds $_got messages, not $N"

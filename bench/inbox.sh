@@ -90,11 +90,8 @@ best() {
 		inbox=$BENCH_TMP/in out=$BENCH_TMP/out
 		drop "$inbox"
 		rm -rf "$out" "$BENCH_TMP/done"
-		_t0=$(date +%s%N)
-		"$@" "$wrap" --once --settle 0 ${DONE:+--done "$DONE"} ${IDEM:+--idempotent} \
-			--output "dir:$out" "inbox:$inbox" || bench_die "'$*' msg-wrap failed"
-		_t1=$(date +%s%N)
-		_us=$(((_t1 - _t0) / 1000))
+		bench_elapsed_us "$@" "$wrap" --once --settle 0 ${DONE:+--done "$DONE"} \
+			${IDEM:+--idempotent} --output "dir:$out" "inbox:$inbox"
 		[ -z "$BEST_US" ] || [ "$_us" -lt "$BEST_US" ] && BEST_US=$_us
 		check_inbox "$inbox"
 		check_spool "$out"
@@ -106,6 +103,15 @@ best() {
 	done
 }
 
+# shell_loop DIR: the peer's loop over the inbox DIR, as an operator
+# writes it.
+shell_loop() {
+	(cd "$1" && for f in *; do
+		"$_pwrap" "$f" >>"$BENCH_TMP/peer.msg" && mv "$f" "$BENCH_TMP/peer-done/" ||
+			exit 1
+	done)
+}
+
 # The peer, once: it takes long, and it is the same every time. It runs
 # in the inbox, so it is given msg-wrap's absolute path.
 peer() {
@@ -114,13 +120,8 @@ peer() {
 	drop "$inbox"
 	rm -rf "$BENCH_TMP/peer-done" "$BENCH_TMP/peer.msg"
 	mkdir "$BENCH_TMP/peer-done" || bench_die "cannot make the done directory"
-	_t0=$(date +%s%N)
-	(cd "$inbox" && for f in *; do
-		"$_pwrap" "$f" >>"$BENCH_TMP/peer.msg" && mv "$f" "$BENCH_TMP/peer-done/" ||
-			exit 1
-	done) || bench_die "the shell loop failed"
-	_t1=$(date +%s%N)
-	PEER_US=$(((_t1 - _t0) / 1000))
+	bench_elapsed_us shell_loop "$inbox"
+	PEER_US=$_us
 	check_inbox "$inbox"
 	check_messages "$BENCH_TMP/peer.msg"
 }

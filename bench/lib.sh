@@ -194,6 +194,17 @@ bench_cache_frames() {
 		"$BENCH_FILE"
 }
 
+# bench_elapsed_us CMD [ARG...]: run CMD once, timed by the wall clock;
+# _us becomes the microseconds it took (at least 1). A failing CMD ends
+# the benchmark: a broken tool must not pass for a fast one.
+bench_elapsed_us() {
+	_t0=$(date +%s%N)
+	"$@" || bench_die "'$*' failed"
+	_t1=$(date +%s%N)
+	_us=$(((_t1 - _t0) / 1000))
+	[ "$_us" -gt 0 ] || _us=1
+}
+
 # One run of CMD [ARG...] with stdin from INPUT and stdout to SINK:
 # "null" (/dev/null) or "pipe" (through a pipe into cat > /dev/null).
 # Sets _bus to the elapsed wall time in microseconds. A failing CMD (or

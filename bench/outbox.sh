@@ -52,10 +52,7 @@ best() {
 	_r=0
 	while [ "$_r" -lt "$BENCH_RUNS" ]; do
 		out=$BENCH_TMP/out.$_r
-		_t0=$(date +%s%N)
-		"$@" || bench_die "'$*' failed"
-		_t1=$(date +%s%N)
-		_us=$(((_t1 - _t0) / 1000))
+		bench_elapsed_us "$@"
 		[ -z "$BEST_US" ] || [ "$_us" -lt "$BEST_US" ] && BEST_US=$_us
 		check "$out"
 		_r=$((_r + 1))
