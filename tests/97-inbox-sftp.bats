@@ -62,36 +62,43 @@ taken_once_whole() {
 	[ -z "$(ls -A in/.msg/work)" ]
 }
 
-@test "sftp: a file uploaded in place through sftp over several seconds is never taken half-written: taken once, whole, once complete (the read lease, --settle 0)" {
+# looks: how many reader runs have ended.
+looks() {
+	[ -e looks.log ] && wc -l <looks.log || echo 0
+}
+
+# more_looks_than N: more than N reader runs have ended.
+more_looks_than() {
+	[ "$(looks)" -gt "$1" ]
+}
+
+# upload_while_looking BATCH: the reader runs look again and again while
+# the sftp commands in BATCH upload, and three more times once a message
+# is out (a second take would show there); at least ten looks in all,
+# none failed to end.
+upload_while_looking() {
 	local looker
-	echo "put upload.txt in/orders.txt" >sftp.batch
 	spawn look_until upload.done
 	looker=$spawned
-	upload sftp.batch
-	# The upload is complete: the next looks take it.
+	upload "$1"
 	wait_until 30 spooled
-	sleep 0.3
+	wait_until 30 more_looks_than "$(($(looks) + 2))"
 	touch upload.done
 	status_of "$looker" 30
 	[ "$status" = 0 ]
-	echo "reader runs: $(wc -l <looks.log)"
-	# Many looks while the upload went on, none took it early.
-	[ "$(wc -l <looks.log)" -ge 10 ]
+	echo "reader runs: $(looks)"
+	[ "$(looks)" -ge 10 ]
+}
+
+@test "sftp: a file uploaded in place through sftp over several seconds is never taken half-written: taken once, whole, once complete (the read lease, --settle 0)" {
+	echo "put upload.txt in/orders.txt" >sftp.batch
+	upload_while_looking sftp.batch
 	taken_once_whole orders.txt
 }
 
 @test "sftp: an upload under NAME.part, renamed to NAME when complete, is taken once, as NAME" {
-	local looker
 	printf '%s\n' "put upload.txt in/orders.txt.part" \
 		"rename in/orders.txt.part in/orders.txt" >sftp.batch
-	spawn look_until upload.done
-	looker=$spawned
-	upload sftp.batch
-	wait_until 30 spooled
-	sleep 0.3
-	touch upload.done
-	status_of "$looker" 30
-	[ "$status" = 0 ]
-	[ "$(wc -l <looks.log)" -ge 10 ]
+	upload_while_looking sftp.batch
 	taken_once_whole orders.txt
 }
