@@ -66,7 +66,7 @@ check: deps
 	@$(MAKE) -s --no-print-directory check-all
 
 check-all: lint-tests analyze
-	@rm -f build/.counts
+	@rm -f build/.counts build/.counts.times
 	@$(MAKE) -s --no-print-directory BUILD=build EXTRA_CFLAGS=-Werror all
 	@sh tests/run.sh build plain build/.counts
 	@$(MAKE) -s --no-print-directory BUILD=build-san OPT="-O1 -g" \

@@ -369,7 +369,7 @@ static void run(struct tool *t, int nargs, char **args)
 	tool_poll_add(t, p, commands.ptr, command_frame, COMMANDS);
 	for (size_t i = 0; i < opt.nresponses; i++)
 		tool_poll_add(t, p, opt.responses[i], response_frame,
-			      RESPONSES | INPUT_POLL_REOPEN);
+			      RESPONSES | INPUT_POLL_REOPEN | INPUT_POLL_DRAIN);
 	for (size_t i = 0; i < opt.nresponses && nargs == 0 && !opt.tr.hold; i++)
 		if (!strcmp(opt.responses[i], "-"))
 			tool_usage_error(t, "requests and responses cannot both be read "

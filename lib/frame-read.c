@@ -26,6 +26,7 @@ void frame_reader_init(struct frame_reader *fr, int fd, const char *name)
 	fr->cap = IO_CHUNK + FRAME_HEADER_MAX;
 	fr->buf = xmalloc(fr->cap);
 	buf_init(&fr->err, 0);
+	buf_init(&fr->ahead, 0);
 }
 
 void frame_reader_release(struct frame_reader *fr)
@@ -33,6 +34,7 @@ void frame_reader_release(struct frame_reader *fr)
 	free(fr->name);
 	free(fr->buf);
 	buf_release(&fr->err);
+	buf_release(&fr->ahead);
 	memset(fr, 0, sizeof(*fr));
 	fr->fd = -1;
 }
@@ -73,10 +75,66 @@ static int fail_io(struct frame_reader *fr)
 	return -1;
 }
 
+/* Move what was read ahead into buf[end...]: 1 if anything was there,
+ * else 0, or where the read ahead ended: -1 for its error (errno), 0
+ * with eof set for an end of input. */
+static int take_ahead(struct frame_reader *fr, int *r)
+{
+	size_t held = fr->ahead.len - fr->ahead_pos, n = fr->cap - fr->end;
+
+	if (held) {
+		if (n > held)
+			n = held;
+		memcpy(fr->buf + fr->end, fr->ahead.ptr + fr->ahead_pos, n);
+		fr->end += n;
+		fr->ahead_pos += n;
+		if (fr->ahead_pos == fr->ahead.len) {
+			/* What a burst needed is not kept for good. */
+			buf_release(&fr->ahead);
+			fr->ahead_pos = 0;
+		}
+		*r = 1;
+		return 1;
+	}
+	if (fr->ahead_err) {
+		errno = fr->ahead_err;
+		*r = fail_io(fr);
+		return 1;
+	}
+	if (fr->ahead_eof) {
+		fr->eof = 1;
+		*r = 0;
+		return 1;
+	}
+	return 0;
+}
+
+int frame_reader_read_ahead(struct frame_reader *fr, size_t max)
+{
+	size_t held = fr->ahead.len - fr->ahead_pos, want;
+	ssize_t r;
+
+	if (fr->eof || fr->ahead_eof || fr->ahead_err || held >= max)
+		return 0;
+	want = max - held < IO_CHUNK ? max - held : IO_CHUNK;
+	buf_grow(&fr->ahead, want);
+	r = xread(fr->fd, fr->ahead.ptr + fr->ahead.len, want);
+	if (r < 0 && errno == EINTR)
+		return 1;	/* a stop asked for: nothing read, look again */
+	if (r < 0)
+		fr->ahead_err = errno;
+	else if (r == 0)
+		fr->ahead_eof = 1;
+	else
+		buf_setlen(&fr->ahead, fr->ahead.len + (size_t)r);
+	return r > 0;
+}
+
 /* Read more input after buf[end]; keeps buf[pos..end). 1, 0 at EOF, -1. */
 static int fill(struct frame_reader *fr)
 {
 	ssize_t r;
+	int taken;
 
 	if (fr->eof)
 		return 0;
@@ -91,6 +149,8 @@ static int fill(struct frame_reader *fr)
 	}
 	if (fr->end == fr->cap)
 		return 1;	/* full: caller's limit check decides */
+	if (take_ahead(fr, &taken))
+		return taken;
 	/* A message must never sit in an output buffer while we wait. */
 	if (fr->may_wait && fr->before_wait)
 		fr->before_wait(fr->before_wait_arg);

@@ -53,6 +53,12 @@ struct frame_reader {
 	 * look for them again. A block of more lines looks for the rest. */
 	uint16_t line_end[16];
 	size_t lines;
+	/* Bytes read ahead of buf (frame_reader_read_ahead), handed to the
+	 * parser before the descriptor is read again; where that reading
+	 * ended (an end of input, or the errno of a failed read). */
+	struct buf ahead;
+	size_t ahead_pos;
+	int ahead_eof, ahead_err;
 	enum frame_error err_kind;
 	struct buf err;		/* "NAME: offset N: what" */
 };
@@ -84,6 +90,22 @@ int frame_reader_body(struct frame_reader *fr, struct buf *out);
  */
 int frame_reader_chunk(struct frame_reader *fr, const char **p, size_t *n);
 int frame_reader_skip(struct frame_reader *fr);
+/*
+ * Read what the descriptor holds now (poll(2) said it is readable) into
+ * memory beside the buffer, to be parsed later, for an input whose writer
+ * must not wait on this reader: the answers of a loop, read while an
+ * output of the same loop waits for its reader. Holds no more than max
+ * bytes unparsed. 1 when bytes came, 0 when nothing more can be read
+ * ahead (the end of input or of a failed read, which the parser meets
+ * after the bytes before it, or max reached). Never moves the buffer.
+ */
+int frame_reader_read_ahead(struct frame_reader *fr, size_t max);
+/* Are bytes, or an end, waiting to be parsed without a read(2)? */
+static inline int frame_reader_buffered(const struct frame_reader *fr)
+{
+	return fr->pos < fr->end || fr->ahead.len > fr->ahead_pos ||
+	       fr->ahead_eof || fr->ahead_err;
+}
 /* The current frame's header block exactly as read, blank line included;
  * valid after frame_reader_next() until the body is read. */
 void frame_reader_header_block(const struct frame_reader *fr, const char **p,

@@ -38,6 +38,9 @@ struct input_poll {
 	struct operand *ops;
 	size_t n;
 	struct headers h;
+	int draining;		/* the write wait below is set */
+	struct pollfd *pf;	/* its poll list: the output, then streams */
+	struct operand **pf_of;
 };
 
 struct input_poll *input_poll_new(struct input *in, int once)
@@ -70,7 +73,11 @@ void input_poll_free(struct input_poll *p)
 			o->ch->ops->close(o->ch);
 		free(o->addr);
 	}
+	if (p->draining)
+		io_set_write_wait(NULL, NULL);
 	free(p->ops);
+	free(p->pf);
+	free(p->pf_of);
 	headers_release(&p->h);
 	free(p);
 }
@@ -135,11 +142,61 @@ static void open_operand(struct input_poll *p, struct operand *o)
 	o->fr.may_wait = 0;
 }
 
+/* May o's stream be read ahead now (INPUT_POLL_DRAIN)? */
+static int drainable(const struct operand *o)
+{
+	return (o->flags & INPUT_POLL_DRAIN) && !o->ended && o->fd >= 0 &&
+	       !o->fr.eof && !o->fr.ahead_eof && !o->fr.ahead_err &&
+	       o->fr.ahead.len - o->fr.ahead_pos < INPUT_POLL_AHEAD_MAX;
+}
+
+/*
+ * io's write wait (io.h): until the output fd has room, read ahead what
+ * the streams to drain hold, so that their writers, which may be what
+ * the output waits for, go on. 1 when no stream is to be drained.
+ */
+static int wait_writable(int fd, void *arg)
+{
+	struct input_poll *p = arg;
+
+	for (;;) {
+		nfds_t nfds = 1;
+
+		p->pf[0] = (struct pollfd){ .fd = fd, .events = POLLOUT };
+		for (size_t i = 0; i < p->n; i++) {
+			if (!drainable(&p->ops[i]))
+				continue;
+			p->pf_of[nfds] = &p->ops[i];
+			p->pf[nfds++] = (struct pollfd){ .fd = p->ops[i].fd,
+							 .events = POLLIN };
+		}
+		if (nfds == 1)
+			return 1;
+		if (poll(p->pf, nfds, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		for (nfds_t i = 1; i < nfds; i++)
+			if (p->pf[i].revents)
+				frame_reader_read_ahead(&p->pf_of[i]->fr,
+							INPUT_POLL_AHEAD_MAX);
+		if (p->pf[0].revents)
+			return 0;	/* room, or an error the write reports */
+	}
+}
+
 void input_poll_add(struct input_poll *p, const char *addr,
 		    const struct input_ops *ops, void *ctx, unsigned flags)
 {
 	struct operand *o;
 
+	p->pf = xrealloc(p->pf, (p->n + 2) * sizeof(*p->pf));
+	p->pf_of = xrealloc(p->pf_of, (p->n + 2) * sizeof(*p->pf_of));
+	if ((flags & INPUT_POLL_DRAIN) && !p->draining) {
+		io_set_write_wait(wait_writable, p);
+		p->draining = 1;
+	}
 	p->ops = xrealloc(p->ops, (p->n + 1) * sizeof(*p->ops));
 	o = &p->ops[p->n++];
 	memset(o, 0, sizeof(*o));
@@ -197,7 +254,7 @@ static unsigned long read_stream(struct input_poll *p, struct operand *o)
 	int r;
 
 	while (!io_stop_requested && n < SPOOL_CLAIMS_MAX &&
-	       (o->fr.pos < o->fr.end || readable_now(o->fd))) {
+	       (frame_reader_buffered(&o->fr) || readable_now(o->fd))) {
 		r = frame_reader_next(&o->fr, &p->h);
 		if (r < 0)
 			die(frame_reader_exit_code(&o->fr), "%s",
@@ -297,7 +354,7 @@ int input_poll_wait(struct input_poll *p, int64_t deadline)
 		int fd = o->fd >= 0 ? o->fd : o->wait_fd;
 		if (o->ended)
 			continue;
-		if (o->fd >= 0 && o->fr.pos < o->fr.end)
+		if (o->fd >= 0 && frame_reader_buffered(&o->fr))
 			deadline = -1;	/* frames read but not taken: no wait */
 		if (fd < 0) {
 			looking = 1;	/* a spool without notices: look again */

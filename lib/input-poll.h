@@ -26,8 +26,17 @@ enum {
 	/* A FIFO reopened when its last writer closes, so that a reader
 	 * that runs long outlives its writers. */
 	INPUT_POLL_REOPEN = 1 << 0,
+	/* A stream that must never wait on this reader: the answers of a
+	 * loop through a target, whose writer is blocked while the tool's
+	 * output to that target waits. While any output of the tool waits
+	 * for room, what such a stream holds is read ahead into memory, up
+	 * to INPUT_POLL_AHEAD_MAX bytes (a loop holds no more answers than
+	 * messages in flight), to be taken in the rounds after. */
+	INPUT_POLL_DRAIN = 1 << 1,
 	INPUT_POLL_USER = 1 << 8,
 };
+
+#define INPUT_POLL_AHEAD_MAX ((size_t)64 << 20)
 
 struct input_poll;
 

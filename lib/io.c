@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,12 +67,40 @@ int io_read_may_wait(int fd)
 	return fstat(fd, &st) < 0 || !(S_ISREG(st.st_mode) || S_ISBLK(st.st_mode));
 }
 
+static int (*write_wait)(int fd, void *arg);
+static void *write_wait_arg;
+
+void io_set_write_wait(int (*wait)(int fd, void *arg), void *arg)
+{
+	write_wait = wait;
+	write_wait_arg = arg;
+}
+
+static int is_pipe(int fd)
+{
+	struct stat st;
+
+	return fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode);
+}
+
 int write_all(int fd, const void *p, size_t n)
 {
 	const char *s = p;
+	int paced = write_wait && n && is_pipe(fd);
 
 	while (n) {
-		ssize_t w = write(fd, s, n);
+		size_t piece = n;
+		ssize_t w;
+
+		if (paced) {
+			int r = write_wait(fd, write_wait_arg);
+			if (r < 0)
+				return -1;
+			paced = r == 0;
+			if (paced && piece > PIPE_BUF)
+				piece = PIPE_BUF;
+		}
+		w = write(fd, s, piece);
 		if (w < 0) {
 			if (errno == EINTR)
 				continue;

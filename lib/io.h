@@ -34,6 +34,16 @@ ssize_t xread(int fd, void *p, size_t n);
 int io_read_may_wait(int fd);
 /* Write all n bytes: 0, or -1 with errno. */
 int write_all(int fd, const void *p, size_t n);
+/*
+ * While wait is set, write_all to a pipe or FIFO goes in pieces of
+ * PIPE_BUF bytes (which a pipe with room takes without blocking), each
+ * after wait(fd, arg) returned 0: fd has room. So a tool whose output
+ * waits for its reader can go on reading what must not wait on it (a
+ * loop's answers, which that reader is blocked writing). wait returns
+ * 1 when it has nothing to read meanwhile (the rest is written as
+ * usual), -1 with errno to fail the write. NULL to unset.
+ */
+void io_set_write_wait(int (*wait)(int fd, void *arg), void *arg);
 /* Read until n bytes or EOF: bytes read, or -1 with errno. */
 ssize_t read_full(int fd, void *p, size_t n);
 /*

@@ -59,6 +59,19 @@ setup_file() {
 	all_done st "$n" 5
 }
 
+@test "fifo: 1,000 entities of 8 KB versions all in flight at once, many times what the loop's pipes hold: the answers are read while the output waits, no deadlock" {
+	# Each round sends up to 64 versions (512 KB) before it reads an
+	# answer; the pipes and the FIFO of the loop hold 256 KB in all. A
+	# tool that only reads between its writes locks up on the first.
+	REQUEST_PAD=8000 requests 1000 2 >requests.msg
+	run -0 --separate-stderr timeout -k 5 60 fifo-loop resp.fifo sent.msg -- \
+		msg-trickle --state st -r resp.fifo --stats <requests.msg
+	[ "$stderr" = "$(trickle_stats in=2000 responses=2000 sent=2000 succeeded=2000)" ]
+	run -0 delivered once requests.msg sent.msg
+	[ "$output" = "delivered 2000 frames of 2000 requests, 0 again" ]
+	all_done st 1000 2
+}
+
 @test "fifo: a retry that falls due while nothing else comes or waits goes out then: the loop ends, every version delivered in order" {
 	# One entity of ten fails, at its version 2; the others are done
 	# long before its retry, a second later.

@@ -15,6 +15,9 @@
 # passed on if set, not set by default: bats's watchdog for it is a
 # child of the test's shell, and a test's bare `wait` would wait for it.
 # MSG_SUITES names the bats files (default: every tests/*.bats).
+# Each suite's time goes to COUNTS.times ("LABEL NAME SECONDS"), and the
+# slowest are named after the counts, so a run near its limit shows
+# where the time went.
 set -u
 build=$1 label=$2 counts=$3
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -85,7 +88,9 @@ echo "== $label: bats"
 for f in $MSG_SUITES; do
 	[ -f "$f" ] || continue
 	name=${f##*/}
+	started=$(date +%s)
 	contained "$name" "$MSG_SUITE_LIMIT" "$work/log" bats --tap "$f"
+	echo "$label $name $(($(date +%s) - started))" >>"$counts.times"
 	[ -n "$timed_out" ] || planned "$work/log" "$name"
 	grep -A8 '^not ok' "$work/log" | grep -E '^(not ok|#|contain:)' | sed "s|^|$name: |"
 	cat "$work/log" >>"$all"
@@ -96,4 +101,9 @@ skipped=$(grep -c -E '^ok [0-9]+ .*# [Ss][Kk][Ii][Pp]' "$all")
 passed=$(($(grep -c '^ok ' "$all") - skipped))
 failed=$(grep -c '^not ok ' "$all")
 echo "$label: $passed passed, $failed failed, $skipped skipped"
+awk -v label="$label" '$1 == label { print $3, $2 }' "$counts.times" |
+	sort -rn | awk -v label="$label" '
+	{ t += $1 }
+	NR <= 5 { s = s ", " $2 " " $1 " s" }
+	END { print label ": bats took " t " s" s }'
 echo "$label $passed $failed $skipped" >>"$counts"

@@ -656,6 +656,62 @@ static void test_writer_limit(void)
 	buf_release(&value);
 }
 
+/* Bytes read ahead are parsed before the descriptor is read again, in
+ * their order, up to the limit asked; the end of input or a read error
+ * met ahead comes after them. */
+static void test_read_ahead(void)
+{
+	struct frame_reader fr;
+	struct buf got = BUF_INIT;
+	struct headers h = HEADERS_INIT;
+	int p[2], r;
+
+	CHECK(pipe(p) == 0);
+	CHECK(write_all(p[1], good, sizeof(good) - 1) == 0);
+	close(p[1]);
+	frame_reader_init(&fr, p[0], "in");
+	CHECK(!frame_reader_buffered(&fr));
+	CHECK(frame_reader_read_ahead(&fr, 10) == 1);
+	CHECK(fr.ahead.len == 10 && frame_reader_buffered(&fr));
+	CHECK(frame_reader_read_ahead(&fr, 10) == 0);	/* at the limit */
+	CHECK(frame_reader_read_ahead(&fr, 1 << 20) == 1);
+	CHECK(frame_reader_read_ahead(&fr, 1 << 20) == 0);	/* the end */
+	CHECK(fr.ahead_eof);
+	close(p[0]);	/* everything comes from what was read ahead */
+	r = read_all(&fr, &got);
+	CHECK(r == 0);
+	CHECK_STR(got.ptr, good_dump);
+	CHECK(frame_reader_next(&fr, &h) == 0);
+	frame_reader_release(&fr);
+
+	/* Part ahead, the rest read as usual. */
+	buf_reset(&got);
+	CHECK(pipe(p) == 0);
+	CHECK(write_all(p[1], good, 30) == 0);
+	frame_reader_init(&fr, p[0], "in");
+	CHECK(frame_reader_read_ahead(&fr, 1 << 20) == 1);
+	CHECK(write_all(p[1], good + 30, sizeof(good) - 1 - 30) == 0);
+	close(p[1]);
+	CHECK(read_all(&fr, &got) == 0);
+	CHECK_STR(got.ptr, good_dump);
+	frame_reader_release(&fr);
+	close(p[0]);
+
+	/* A read that fails ahead fails the parse, after the bytes before. */
+	buf_reset(&got);
+	CHECK(pipe(p) == 0);
+	frame_reader_init(&fr, p[1], "in");	/* the write end: EBADF */
+	CHECK(frame_reader_read_ahead(&fr, 1 << 20) == 0);
+	CHECK(frame_reader_next(&fr, &h) == -1);
+	CHECK_STR(frame_reader_error(&fr), "cannot read 'in': Bad file descriptor");
+	CHECK(frame_reader_exit_code(&fr) == 74);
+	frame_reader_release(&fr);
+	close(p[0]);
+	close(p[1]);
+	headers_release(&h);
+	buf_release(&got);
+}
+
 int main(void)
 {
 	unsetenv("MSG_HISTORY");
@@ -671,5 +727,6 @@ int main(void)
 	test_writer();
 	test_writer_full();
 	test_writer_limit();
+	test_read_ahead();
 	return unit_done();
 }

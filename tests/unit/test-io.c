@@ -139,6 +139,62 @@ static void test_open_unique(void)
 	close(dirfd);
 }
 
+/* The write wait of io.h: counts its calls; says "room" (0) or, with
+ * wait_says_nothing, that it has nothing to read meanwhile (1). */
+static int wait_calls, wait_says_nothing;
+
+static int count_wait(int fd, void *arg)
+{
+	(void)fd, (void)arg;
+	wait_calls++;
+	return wait_says_nothing;
+}
+
+/* A pipe's writer with a write wait set writes in pieces of PIPE_BUF,
+ * each after the wait; a regular file, or a wait with nothing to read,
+ * as one write; every byte arrives in order. */
+static void test_write_wait(void)
+{
+	static char data[5 * 4096 + 100];
+	struct buf got = BUF_INIT;
+	int p[2], fd;
+	pid_t pid;
+
+	for (size_t i = 0; i < sizeof(data); i++)
+		data[i] = (char)('a' + i % 26);
+	io_set_write_wait(count_wait, NULL);
+	CHECK(pipe(p) == 0);
+	pid = fork();
+	if (pid == 0) {
+		close(p[0]);
+		_exit(write_all(p[1], data, sizeof(data)) == 0 && wait_calls == 6 ? 0 : 1);
+	}
+	close(p[1]);
+	CHECK(read_to_end(p[0], &got, SIZE_MAX) == 1);
+	CHECK(got.len == sizeof(data) && !memcmp(got.ptr, data, got.len));
+	{
+		int st;
+		CHECK(waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	}
+	close(p[0]);
+
+	wait_calls = 0;
+	wait_says_nothing = 1;
+	CHECK(pipe(p) == 0);
+	CHECK(write_all(p[1], data, 3 * 4096) == 0);
+	CHECK(wait_calls == 1);
+
+	wait_calls = 0;
+	fd = tmpfile_open();
+	CHECK(fd >= 0 && write_all(fd, data, sizeof(data)) == 0);
+	CHECK(wait_calls == 0);
+	io_set_write_wait(NULL, NULL);
+	close(fd);
+	close(p[0]);
+	close(p[1]);
+	buf_release(&got);
+}
+
 int main(void)
 {
 	test_to_end();
@@ -146,5 +202,6 @@ int main(void)
 	test_many_chunks();
 	test_file_and_error();
 	test_open_unique();
+	test_write_wait();
 	return unit_done();
 }
