@@ -100,10 +100,10 @@ done
 skipped=$(grep -c -E '^ok [0-9]+ .*# [Ss][Kk][Ii][Pp]' "$all")
 passed=$(($(grep -c '^ok ' "$all") - skipped))
 failed=$(grep -c '^not ok ' "$all")
-echo "$label: $passed passed, $failed failed, $skipped skipped"
 awk -v label="$label" '$1 == label { print $3, $2 }' "$counts.times" |
 	sort -rn | awk -v label="$label" '
 	{ t += $1 }
 	NR <= 5 { s = s ", " $2 " " $1 " s" }
 	END { print label ": bats took " t " s" s }'
+echo "$label: $passed passed, $failed failed, $skipped skipped"
 echo "$label $passed $failed $skipped" >>"$counts"
