@@ -45,6 +45,9 @@ static struct store *store;
 static struct aggregator *agg;
 static struct frame_writer *partial_out, *late_out;
 static struct tool_state state;
+/* The message being handled, while it is: a stop at a group names the
+ * place in the input it came to, not the group's new message. */
+static const struct headers *in_hand;
 
 static struct tool_counter counters[] = {
 	{ "in", 0 }, { "members", 0 }, { "duplicates", 0 }, { "late", 0 },
@@ -188,10 +191,13 @@ static void invalid_group(void *ctx, struct headers *h, const struct buf *body,
 	}
 	/* Setting aside the message in hand would lose the members read
 	 * before it: stop before the batch is done, so that they stay in
-	 * the state and the spool for a run with --invalid. */
+	 * the state and the spool for a run with --invalid. h is the new
+	 * message, found nowhere: why names the members. */
 	buf_addf(&line, "group '%s' of %s members cannot be one message: %s",
 		 headers_get(h, "Correlation-Id"), headers_get(h, "Aggregate-Size"), why);
-	tool_stop_at(t, h, EX_DATAERR, line.ptr);
+	if (in_hand)
+		tool_stop_at(t, in_hand, EX_DATAERR, line.ptr);
+	die(EX_DATAERR, "%s", line.ptr);
 }
 
 /* ---- state and time ---- */
@@ -253,7 +259,7 @@ static int add(struct tool *t, struct headers *h, struct buf *body,
 	return 0;
 }
 
-static int aggregate_frame(struct tool *t, struct frame_reader *fr, struct headers *h)
+static int aggregate_message(struct tool *t, struct frame_reader *fr, struct headers *h)
 {
 	static struct buf body = BUF_INIT, key = BUF_INIT, why = BUF_INIT;
 	struct agg_input in = { .h = h, .best = NAN };
@@ -297,6 +303,16 @@ static int aggregate_frame(struct tool *t, struct frame_reader *fr, struct heade
 	if (aggregator_held(agg) >= 256)
 		batch_end(t);
 	return 0;
+}
+
+static int aggregate_frame(struct tool *t, struct frame_reader *fr, struct headers *h)
+{
+	int r;
+
+	in_hand = h;
+	r = aggregate_message(t, fr, h);
+	in_hand = NULL;
+	return r;
 }
 
 /* ---- start and end ---- */
@@ -358,10 +374,12 @@ static void finish(struct tool *t)
 	counters[C_PARTIAL].n = st->partial;
 	counters[C_DISCARDED].n = st->discarded;
 	counters[C_OPEN].n = aggregator_open_groups(agg);
+	/* --stats too when the open groups fail the run, as msg-resequence
+	 * does: how many are left is what a cron mail is read for. */
+	tool_finish(t);
 	if (opt.at_end == AGGR_FAIL_END && open > 0)
 		die(EX_DATAERR, "%lld group%s still open at the end of input",
 		    (long long)open, open == 1 ? "" : "s");
-	tool_finish(t);
 }
 
 int main(int argc, char **argv)

@@ -44,14 +44,29 @@ static const char *kind_name(enum body_kind k)
 	return k == BODY_XML ? "XML" : k == BODY_JSON ? "JSON" : "text";
 }
 
-/* The kind every member has; -1 with the reason when they differ. */
+/* A member's kind, and the message it is when it has a Message-Id:
+ * the group's key alone does not say which members to look at. */
+static void member_kind(const struct agg_group *g, const struct agg_member *m,
+			struct buf *err)
+{
+	const char *id = agg_member_id(g, m);
+
+	buf_addstr(err, kind_name(m->kind));
+	if (id)
+		buf_addf(err, " (message %s)", id);
+}
+
+/* The kind every member has; -1 with the reason when they differ, which
+ * names the first member and the first that came of another kind. */
 static int common_kind(const struct agg_group *g, enum body_kind *kind,
 		       struct buf *err)
 {
 	for (size_t i = 1; i < g->n; i++)
 		if (g->m[i].kind != g->m[0].kind) {
-			buf_addf(err, "mixed bodies in one group: %s and %s",
-				 kind_name(g->m[0].kind), kind_name(g->m[i].kind));
+			buf_addstr(err, "mixed bodies in one group: ");
+			member_kind(g, &g->m[0], err);
+			buf_addstr(err, " and ");
+			member_kind(g, &g->m[i], err);
 			return -1;
 		}
 	*kind = g->n ? g->m[0].kind : BODY_TEXT;

@@ -364,13 +364,18 @@ static int record_member(struct aggregator *a, const struct agg_input *in,
 
 /* Make room by release-oldest: 1 when something was released. */
 static int make_room(struct aggregator *a, enum agg_added full,
-		     struct agg_group *g, int64_t now)
+		     struct agg_group *g, const struct agg_input *in)
 {
 	struct agg_group *victim = full == AGG_FULL_MEMBERS ? g : agg_oldest(a->table);
 
+	/* A body over --max-bytes by itself fits in no table: releasing
+	 * groups for it would only cut them short, and make their next
+	 * members late. */
+	if (full == AGG_FULL_BYTES && in->len > a->opt.lim.max_bytes)
+		return 0;
 	if (!victim)
 		return 0;
-	return release(a, victim, AGG_LIMIT, now) == 0;
+	return release(a, victim, AGG_LIMIT, in->now) == 0;
 }
 
 int aggregator_add(struct aggregator *a, struct agg_input *in,
@@ -383,7 +388,7 @@ int aggregator_add(struct aggregator *a, struct agg_input *in,
 	for (;;) {
 		*res = agg_add(a->table, in, &g, why);
 		if (*res < AGG_FULL_GROUPS || a->opt.on_limit != AGGR_RELEASE_OLDEST ||
-		    !make_room(a, *res, g, in->now))
+		    !make_room(a, *res, g, in))
 			break;
 	}
 	if (*res >= AGG_FULL_GROUPS)

@@ -77,8 +77,9 @@ enum agg_closed_verdict aggregator_closed(struct aggregator *a, const char *key,
 /*
  * Add a member (in->serial 0). Completion by sequence, count and until is
  * checked and the group released when met. AGG_FULL_* only when the
- * policy could not make room (block and fail): *why names the limit.
- * -1 (with errno) when the store failed.
+ * policy could not make room (block and fail; release-oldest only for
+ * a body over max_bytes by itself, which no release would make room
+ * for): *why names the limit. -1 (with errno) when the store failed.
  */
 int aggregator_add(struct aggregator *a, struct agg_input *in,
 		   enum agg_added *res, const char **why);

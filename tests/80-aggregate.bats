@@ -446,6 +446,31 @@ big() {
 	expect_same <(tail -n +2 got | sort) <(printf '%s\n' 'B end 1 -' 'C end 1 -')
 }
 
+@test "limits, release-oldest: a message alone over --max-bytes is invalid and releases no group" {
+	local body
+	body=$(printf "%4000s" '' | tr ' ' b)
+	{
+		member a1 A a1
+		member b1 B "$body"
+		member a2 A a2
+	} >in.msg
+	# No table has room for b1, so A is not cut short for it: a2 still
+	# completes A, and is not late.
+	run -0 agg -n 2 --max-bytes 3k --invalid inv.msg --stats in.msg
+	result a1a2 A 2 count | results_are out.msg
+	member b1 B "$body" 'Error: msg-aggregate: the message alone is over --max-bytes' >expect
+	cmp expect inv.msg
+	{
+		echo "msg-aggregate: warning: message b1: the message alone is over --max-bytes: diverted to 'inv.msg'"
+		stats_line in=3 members=2 invalid=1 released=1 count=1
+	} >expect
+	expect_same expect err.txt
+	# Without --invalid the run stops at b1, naming it; A is still open.
+	run -65 agg -n 2 --max-bytes 3k in.msg
+	[ ! -s out.msg ]
+	[ "$(cat err.txt)" = 'msg-aggregate: in.msg: message 2 (Message-Id b1): the message alone is over --max-bytes' ]
+}
+
 # over_limit POLICY: each limit passed, with --on-limit POLICY and no
 # timer: exit 75, what was released before is out, the diagnostic names
 # the limit and the message (d1, a3 and c1).
@@ -549,19 +574,24 @@ over_limit() {
 		member n1 N n1
 		member n2 N n2
 	} >in.msg
+	local why='mixed bodies in one group: XML (message m1) and text (message m2)' id
 	run -0 agg -n 2 --invalid inv.msg --stats in.msg
 	result n1n2 N 2 count | results_are out.msg
 	[ "$(count_frames inv.msg)" = 1 ]
 	[ "$(msg-unwrap inv.msg)" = '<a/>plain' ]
-	[ "$(grep -c '^Error: msg-aggregate: .*mixed bodies in one group: XML and text' inv.msg)" = 1 ]
+	[ "$(grep -c "^Error: msg-aggregate: $why\$" inv.msg)" = 1 ]
 	[ "$(grep -c '^Correlation-Id: M$' inv.msg)" = 1 ]
+	# The warning names the message diverted, the group's new one.
+	id=$(sed -n 's/^Message-Id: //p' inv.msg)
+	[ "$(head -n 1 err.txt)" = "msg-aggregate: warning: message $id: $why: diverted to 'inv.msg'" ]
 	[ "$(grep -c . err.txt)" = 2 ]
-	grep -q '^msg-aggregate: warning: ' err.txt
 
+	# The stop names the message it came to (m2 released the group, by
+	# -n), the group's key and the members of each kind, not the new
+	# message's Message-Id: that one is found nowhere.
 	run -65 agg -n 2 in.msg
 	[ ! -s out.msg ]
-	[ "$(grep -c . err.txt)" = 1 ]
-	grep -q '^msg-aggregate: .*mixed bodies in one group: XML and text' err.txt
+	[ "$(cat err.txt)" = "msg-aggregate: in.msg: message 2 (Message-Id m2): group 'M' of 2 members cannot be one message: $why" ]
 }
 
 @test "best: -b keeps the member with the lowest or highest number, the earliest of a tie" {

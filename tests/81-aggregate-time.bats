@@ -122,6 +122,26 @@ agg() {
 	expect_same expect err.txt
 }
 
+@test "event clock: --on-limit block fails as fail does, 75 at the message that finds no room" {
+	{
+		member a1 A a1 "$(at 0)"
+		member b1 B b1 "$(at 20)"
+		member c1 C c1 "$(at 21)"
+	} >in.msg
+	# b1's Timestamp passes A's deadline, so A times out and B has room;
+	# c1's does not pass B's, and while input is stopped event time
+	# stands still: no room would come, so c1 is left unread, at once.
+	run -75 --separate-stderr timeout -k 5 10 msg-aggregate --clock event -T 10s \
+		--max-groups 1 --on-limit block in.msg
+	[ "$stderr" = 'msg-aggregate: limit --max-groups reached at message c1' ]
+	printf '%s\n' "$output" >out.msg
+	result a1 A 1 timeout | results_are out.msg
+	# fail gives the same.
+	run -75 agg --clock event -T 10s --max-groups 1 --on-limit fail in.msg
+	[ "$(cat err.txt)" = 'msg-aggregate: limit --max-groups reached at message c1' ]
+	result a1 A 1 timeout | results_are out.msg
+}
+
 @test "event clock: a message without a Timestamp, or with one that is no time, is invalid" {
 	{
 		member a1 A a1 "$(at 0)"
