@@ -81,7 +81,8 @@ ids() {
 
 @test "amqp: --once takes what the queue holds and exits; on an empty queue at once" {
 	run -0 --separate-stderr drain "$Q"
-	[ -z "$output" ] && [ -z "$stderr" ]
+	[ -z "$output" ]
+	[ -z "$stderr" ]
 	seq 1 300 | while read -r n; do frame "$n" "X-N: $n"; done >in.msg
 	run -0 msg-route -f 'true()' --output "$Q&prefetch=16" in.msg
 	drain "$Q&prefetch=16" >out.msg
@@ -118,7 +119,8 @@ ids() {
 		--output "amqp://guest@127.0.0.1:$AMQP_PORT?queue=t$BATS_TEST_NUMBER" in.msg
 	MSG_AMQP_PASSWORD=wrong run --separate-stderr msg-route -f 'true()' \
 		--output "amqp://guest@127.0.0.1:$AMQP_PORT?queue=q" in.msg
-	[ "$status" -eq 73 ] && [[ "$stderr" == *"cannot log in: the broker said 403 ACCESS_REFUSED"* && "$stderr" != *wrong* ]]
+	[ "$status" -eq 73 ]
+	[[ "$stderr" == *"cannot log in: the broker said 403 ACCESS_REFUSED"* && "$stderr" != *wrong* ]]
 	drain "$Q" >out.msg
 	[ "$(ids out.msg)" = 1 ]
 }
@@ -130,7 +132,8 @@ ids() {
 	local a=$!
 	drain "$Q&prefetch=1" >b.msg
 	wait "$a"
-	[ "$(ids a.msg | wc -l)" -gt 0 ] && [ "$(ids b.msg | wc -l)" -gt 0 ]
+	[ "$(ids a.msg | wc -l)" -gt 0 ]
+	[ "$(ids b.msg | wc -l)" -gt 0 ]
 	ids a.msg >got
 	ids b.msg >>got
 	seq 1 2000 >want
