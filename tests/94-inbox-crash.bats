@@ -147,17 +147,18 @@ once_each() {
 
 # ---- overlapping runs ----
 
-# once_run N: one --once run in the background, its exit status in
-# run.N.status and its stderr, the counts of --stats, in run.N.err; its
-# pid added to the caller's pids.
+# once_run N: one --once run in the background, moving each file into
+# done once its message is out; its exit status in run.N.status and its
+# stderr, the counts of --stats, in run.N.err; its pid added to the
+# caller's pids.
 once_run() {
-	spawn sh -c 'msg-wrap --once --stats --settle 0 --output dir:out inbox:in \
-		2>"run.$1.err"; echo $? >"run.$1.status"' _ "$1"
+	spawn sh -c 'msg-wrap --once --stats --settle 0 --done done \
+		--output dir:out inbox:in 2>"run.$1.err"; echo $? >"run.$1.status"' _ "$1"
 	pids+=("$spawned")
 }
 
 # shellcheck disable=SC2030 # status_of's $status is for this test alone
-@test "overlap: ten --once runs, some started at the same instant, beside a writer dropping 1,000 files: each file's message once, the inbox empty" {
+@test "overlap: ten --once runs with --done, some started at the same instant, beside a writer dropping 1,000 files: each file's message once, each file in done/ once, the inbox empty" {
 	local i writer pids=()
 	mkdir in
 	# The writer writes each file in place under its final name, as a
@@ -199,6 +200,16 @@ once_run() {
 		run.*.err
 	inbox_drained
 	once_each 1 1000
+	# Each file moved into done/ by the one run that took it, under its
+	# own name: none twice (NAME.1 beside NAME), none missing, each
+	# whole.
+	names 1 1000 | diff - <(ls -A done/)
+	perl -e 'opendir my $d, "done" or die "done: $!";
+		for (grep !/^\.\.?$/, readdir $d) {
+			open my $f, "<", "done/$_" or die "done/$_: $!";
+			my $b = <$f> // "";
+			$b eq "b" . substr($_, 1) or die "done/$_ holds $b\n";
+		}'
 }
 
 # ---- a failing disk ----
