@@ -55,16 +55,6 @@ HEADER_ROUTE_TARGET=6000000	# messages per second
 XPATH_ROUTE_TARGET=300000	# messages per second
 UNWRAP_TARGET=0.50	# fraction of cat's throughput
 
-# N lines of 100 bytes of text plus LF, each different (a serial number).
-gen_lines() {
-	awk -v n="$1" 'BEGIN {
-		s = "the quick brown fox jumps over the lazy dog; "
-		while (length(s) < 91) s = s s
-		s = substr(s, 1, 91)
-		for (i = 1; i <= n; i++) printf "%08d %s\n", i, s
-	}'
-}
-
 # A broken tool must not pass for a fast one: round-trip the input once,
 # outside the timed runs, and compare it with the original byte for byte.
 check_lines() {
@@ -102,9 +92,8 @@ check_frames() {
 }
 
 bench_wrap() {
-	bench_cache "lines-${LINES}x100.txt" gen_lines "$LINES"
-	in=$BENCH_FILE
-	bytes=$(bench_size "$in") || exit 1
+	bench_cache_lines "$LINES"
+	bench_use_cached
 	check_lines "$in"
 	echo "frames: msg-wrap --lines, $LINES lines of 100 bytes + LF" \
 		"($(bench_mb "$bytes") MB)"
@@ -127,8 +116,7 @@ bench_wrap() {
 bench_unwrap() {
 	bench_cache_frames "frames-${BODIES}x${BODY_SIZE}.msg" "$wrap" \
 		"$BODIES" "$BODY_SIZE"
-	in=$BENCH_FILE
-	bytes=$(bench_size "$in") || exit 1
+	bench_use_cached
 	check_frames "$in" $((BODIES * BODY_SIZE))
 	echo "frames: msg-unwrap, $BODIES frames with 1 MiB bodies" \
 		"($(bench_mb "$bytes") MB of frames)"
@@ -147,62 +135,13 @@ bench_unwrap() {
 	done
 }
 
-# The lines as frames, cached: sets BENCH_FILE. The Message-Id and
-# Timestamp of each frame are the time it was made, so the file is made
-# once and kept.
-cache_small_frames() {
-	bench_cache "lines-${LINES}x100.txt" gen_lines "$LINES"
-	_lines=$BENCH_FILE
-	bench_cache "small-frames-${LINES}.msg" wrap_lines "$_lines"
-	check_lines_back "$BENCH_FILE" "$_lines"
-}
-
-# The lines of FILE as messages, from stdin as a flow has them: no
-# File-Name header.
-wrap_lines() {
-	"$wrap" -l <"$1"
-}
-
-# msg-unwrap of FRAMES must give back the LINES they were made of.
-check_lines_back() {
-	rm -f "$BENCH_TMP/st1"
-	_got=$({
-		"$unwrap" -s '\n' <"$1"
-		echo $? >"$BENCH_TMP/st1"
-		echo
-	} | cksum)
-	if [ "$(cat "$BENCH_TMP/st1")" != 0 ] || [ "$_got" != "$(cksum <"$2")" ]; then
-		bench_die "msg-unwrap of '$1' does not give back '$2'" \
-			"(stale cache? remove $BENCH_CACHE)"
-	fi
-}
-
 remove_tap() {
 	rm -f "$BENCH_TMP/tap.msg"
 }
 
-# measure_cpu LABEL COUNT UNIT INPUT CMD [ARG...]: CMD's best processor
-# time and best wall time over BENCH_RUNS runs into /dev/null, printed
-# with COUNT per processor-second and CMD's peak RSS (from one more run).
-# Sets CPU_MS and RATE (COUNT per processor-second).
-measure_cpu() {
-	_mlabel=$1 _mcount=$2 _munit=$3 _min=$4
-	shift 4
-	bench_cpu_best "$BENCH_RUNS" "$_min" null "$@"
-	[ -n "$BENCH_CPU_MS" ] || bench_die "time(1) is needed to measure '$_mlabel'"
-	CPU_MS=$BENCH_CPU_MS
-	[ "$CPU_MS" -gt 0 ] || CPU_MS=1
-	RATE=$(bench_per_sec "$_mcount" $((CPU_MS * 1000)))
-	bench_peak_rss "$_min" null "$@"
-	[ -z "${BENCH_CPU_TIDY:-}" ] || $BENCH_CPU_TIDY
-	bench_result "$_mlabel" $((CPU_MS * 1000)) "$BENCH_RSS" "$RATE $_munit"
-	echo "    (processor time; best wall time $(bench_ms "$BENCH_CPU_WALL_US") ms)"
-}
-
 bench_small() {
-	cache_small_frames
-	in=$BENCH_FILE
-	bytes=$(bench_size "$in") || exit 1
+	bench_cache_small_frames "$wrap" "$unwrap" "$LINES"
+	bench_use_cached
 	# A tap that loses or changes a byte must not pass for a fast one.
 	"$tap" "$BENCH_TMP/tap.msg" <"$in" >"$BENCH_TMP/out.msg" ||
 		bench_die "msg-tap failed on '$in'"
@@ -215,19 +154,21 @@ bench_small() {
 		"($(bench_mb "$bytes") MB), into /dev/null"
 	bench_load_note
 	BENCH_CPU_TIDY=remove_tap
-	measure_cpu "tee FILE < frames" "$LINES" "frames/s" "$in" \
+	bench_measure_cpu "tee FILE < frames" "$LINES" "frames/s" "$in" \
 		tee "$BENCH_TMP/tap.msg"
-	tee_ms=$CPU_MS
-	measure_cpu "msg-tap FILE < frames" "$LINES" "frames/s" "$in" \
+	tee_ms=$BENCH_CPU_MS
+	bench_measure_cpu "msg-tap FILE < frames" "$LINES" "frames/s" "$in" \
 		"$tap" "$BENCH_TMP/tap.msg"
 	BENCH_CPU_TIDY=
 	bench_verdict "msg-tap FILE, throughput vs tee FILE" \
-		"$(bench_ratio "$tee_ms" "$CPU_MS")" ">=" "$TEE_TARGET" "x"
+		"$(bench_ratio "$tee_ms" "$BENCH_CPU_MS")" ">=" "$TEE_TARGET" \
+		"x"
 
-	measure_cpu "cat < frames" "$LINES" "frames/s" "$in" cat
-	measure_cpu "msg-unwrap < frames" "$LINES" "frames/s" "$in" "$unwrap"
-	unwrap_ms=$CPU_MS
-	bench_verdict "msg-unwrap, small frames" "$RATE" ">=" \
+	bench_measure_cpu "cat < frames" "$LINES" "frames/s" "$in" cat
+	bench_measure_cpu "msg-unwrap < frames" "$LINES" "frames/s" "$in" \
+		"$unwrap"
+	unwrap_ms=$BENCH_CPU_MS
+	bench_verdict "msg-unwrap, small frames" "$BENCH_RATE" ">=" \
 		"$SMALL_UNWRAP_TARGET" " frames/s"
 
 	# Every message matches: all of them are evaluated and written.
@@ -235,11 +176,11 @@ bench_small() {
 		"$unwrap" -s '\n' | wc -l)
 	[ $((n + 1)) -eq "$LINES" ] ||
 		bench_die "msg-route by header() passed $((n + 1)) of $LINES messages"
-	measure_cpu "msg-route -f header() < frames" "$LINES" "msg/s" "$in" \
-		"$route" -f "header('Content-Type') = 'text/plain'"
+	bench_measure_cpu "msg-route -f header() < frames" "$LINES" "msg/s" \
+		"$in" "$route" -f "header('Content-Type') = 'text/plain'"
 	bench_report "msg-route by header(), time over msg-unwrap's" \
-		"$(bench_ratio "$CPU_MS" "$unwrap_ms")" "x"
-	bench_verdict "msg-route by header()" "$RATE" ">=" \
+		"$(bench_ratio "$BENCH_CPU_MS" "$unwrap_ms")" "x"
+	bench_verdict "msg-route by header()" "$BENCH_RATE" ">=" \
 		"$HEADER_ROUTE_TARGET" " msg/s"
 }
 
@@ -247,7 +188,8 @@ bench_small() {
 bench_xpath() {
 	bench_cache "orders-xml-lines-${ORDERS}.txt" bench_gen_orders xml \
 		"$ORDERS" lines
-	bench_cache "orders-xml-${ORDERS}.msg" wrap_lines "$BENCH_FILE"
+	bench_cache "orders-xml-${ORDERS}.msg" bench_gen_line_frames "$wrap" \
+		"$BENCH_FILE"
 	in=$BENCH_FILE
 	n=$("$route" -f "/order/@type = 'rush'" <"$in" | "$unwrap" -H |
 		grep -c '^Message-Id:')
@@ -257,9 +199,10 @@ bench_xpath() {
 	echo "frames: msg-route -f by XPath, $ORDERS XML orders of about" \
 		"200 bytes, one a message, into /dev/null"
 	bench_load_note
-	measure_cpu "msg-route -f '/order/@type = \"rush\"'" "$ORDERS" "msg/s" \
-		"$in" "$route" -f "/order/@type = 'rush'"
-	bench_verdict "msg-route by XPath" "$RATE" ">=" "$XPATH_ROUTE_TARGET" " msg/s"
+	bench_measure_cpu "msg-route -f '/order/@type = \"rush\"'" "$ORDERS" \
+		"msg/s" "$in" "$route" -f "/order/@type = 'rush'"
+	bench_verdict "msg-route by XPath" "$BENCH_RATE" ">=" \
+		"$XPATH_ROUTE_TARGET" " msg/s"
 }
 
 case $part in

@@ -5,7 +5,7 @@
 #
 #     . "$(dirname "$0")/lib.sh"
 #     bench_init "${1:-build}"          # build dir, cache dir, scratch dir
-#     bench_cache lines.txt gen_lines 1000000; in=$BENCH_FILE
+#     bench_cache lines.txt bench_gen_lines 1000000; in=$BENCH_FILE
 #     bench_measure "$in" null cat      # best of BENCH_RUNS: BENCH_US, BENCH_RSS
 #     bench_result "cat < in > /dev/null" "$BENCH_US" "$BENCH_RSS" ""
 #     bench_verdict "what" "$actual" ">=" "$target" "unit"
@@ -113,6 +113,14 @@ bench_size() {
 	echo $((_bsz))
 }
 
+# bench_use_cached: the file bench_cache just named as the input of the
+# case: sets in to it and bytes to its size.
+# shellcheck disable=SC2034 # in and bytes are the caller's
+bench_use_cached() {
+	in=$BENCH_FILE
+	bytes=$(bench_size "$in") || exit 1
+}
+
 # Generators for bench_cache: each writes its data to stdout.
 
 # bench_gen_frames WRAP COUNT BODY: COUNT frames, each wrapping the file
@@ -192,6 +200,61 @@ bench_cache_frames() {
 	bench_cache "body-$4.bin" head -c "$4" /dev/urandom
 	bench_cache "$_bcfname" bench_gen_frames "$_bcfwrap" "$_bcfcount" \
 		"$BENCH_FILE"
+}
+
+# bench_gen_lines COUNT: COUNT lines of 100 bytes of text plus LF, each
+# different (a serial number).
+bench_gen_lines() {
+	awk -v n="$1" 'BEGIN {
+		s = "the quick brown fox jumps over the lazy dog; "
+		while (length(s) < 91) s = s s
+		s = substr(s, 1, 91)
+		for (i = 1; i <= n; i++) printf "%08d %s\n", i, s
+	}'
+}
+
+# bench_gen_line_frames WRAP FILE: the lines of FILE as messages, made by
+# WRAP -l (msg-wrap) from stdin as a flow has them: no File-Name header.
+bench_gen_line_frames() {
+	"$1" -l <"$2"
+}
+
+# bench_cache_lines COUNT: sets BENCH_FILE to the cached file of COUNT
+# lines from bench_gen_lines (lines-COUNTx100.txt).
+bench_cache_lines() {
+	bench_cache "lines-${1}x100.txt" bench_gen_lines "$1"
+}
+
+# bench_cache_small_frames WRAP UNWRAP COUNT: sets BENCH_FILE to the
+# cached file of the small frames (small-frames-COUNT.msg): the COUNT
+# lines of bench_cache_lines as messages of WRAP -l (msg-wrap), 100-byte
+# bodies. The Message-Id and Timestamp of each frame are the time it was
+# made, so the file is made once and kept; UNWRAP (msg-unwrap) must give
+# back the lines of it on every call, or the run is broken.
+bench_cache_small_frames() {
+	_bcswrap=$1 _bcsunwrap=$2
+	bench_cache_lines "$3"
+	_bcslines=$BENCH_FILE
+	bench_cache "small-frames-$3.msg" bench_gen_line_frames "$_bcswrap" \
+		"$_bcslines"
+	bench_check_lines_back "$_bcsunwrap" "$BENCH_FILE" "$_bcslines"
+}
+
+# bench_check_lines_back UNWRAP FRAMES LINES: a broken run unless UNWRAP
+# -s '\n' (msg-unwrap) of FRAMES gives back LINES, the lines they were
+# made of, byte for byte.
+bench_check_lines_back() {
+	rm -f "$BENCH_TMP/lines-back.status"
+	_bclgot=$({
+		"$1" -s '\n' <"$2"
+		echo $? >"$BENCH_TMP/lines-back.status"
+		echo	# the separator goes between bodies, not after the last
+	} | cksum)
+	if [ "$(cat "$BENCH_TMP/lines-back.status")" != 0 ] ||
+		[ "$_bclgot" != "$(cksum <"$3")" ]; then
+		bench_die "msg-unwrap of '$2' does not give back '$3'" \
+			"(stale cache? remove $BENCH_CACHE)"
+	fi
 }
 
 # bench_elapsed_us CMD [ARG...]: run CMD once, timed by the wall clock;
@@ -340,6 +403,28 @@ bench_cpu_best() {
 		fi
 		_bci=$((_bci + 1))
 	done
+}
+
+# bench_measure_cpu LABEL COUNT UNIT INPUT CMD [ARG...]: CMD's best
+# processor time and best wall time over BENCH_RUNS runs into /dev/null,
+# printed with COUNT per processor-second and CMD's peak RSS (from one
+# more run). Sets BENCH_CPU_MS (at least 1) and BENCH_RATE (COUNT per
+# processor-second); without time(1) the run is broken. BENCH_CPU_TIDY,
+# if set, runs after the peak RSS run too.
+bench_measure_cpu() {
+	_bmclabel=$1 _bmccount=$2 _bmcunit=$3 _bmcin=$4
+	shift 4
+	bench_cpu_best "$BENCH_RUNS" "$_bmcin" null "$@"
+	[ -n "$BENCH_CPU_MS" ] ||
+		bench_die "time(1) is needed to measure '$_bmclabel'"
+	[ "$BENCH_CPU_MS" -gt 0 ] || BENCH_CPU_MS=1
+	BENCH_RATE=$(bench_per_sec "$_bmccount" $((BENCH_CPU_MS * 1000)))
+	bench_peak_rss "$_bmcin" null "$@"
+	[ -z "${BENCH_CPU_TIDY:-}" ] || $BENCH_CPU_TIDY
+	bench_result "$_bmclabel" $((BENCH_CPU_MS * 1000)) "$BENCH_RSS" \
+		"$BENCH_RATE $_bmcunit"
+	echo "    (processor time; best wall time" \
+		"$(bench_ms "$BENCH_CPU_WALL_US") ms)"
 }
 
 # bench_cpu_note LABEL COUNT UNIT: prints BENCH_CPU_MS (from bench_cpu_best),

@@ -153,8 +153,7 @@ cache_records() {
 
 bench_header() {
 	bench_cache "route-header-$MESSAGES.msg" gen_header_msgs "$MESSAGES"
-	in=$BENCH_FILE
-	bytes=$(bench_size "$in") || exit 1
+	bench_use_cached
 	check_header "$in"
 	echo "route: by header, $MESSAGES messages, a quarter rush" \
 		"($(bench_mb "$bytes") MB)"

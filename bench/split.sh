@@ -193,8 +193,7 @@ bench_xml() {
 bench_json() {
 	command -v jq >/dev/null || bench_die "jq not found"
 	bench_cache "orders-$ORDERS.json" bench_gen_orders json "$ORDERS" document
-	in=$BENCH_FILE
-	bytes=$(bench_size "$in") || exit 1
+	bench_use_cached
 	check_children "$in" "$ORDERS" -r -j /orders
 	echo "split: JSON, $ORDERS orders ($(bench_mb "$bytes") MB)"
 
