@@ -42,6 +42,7 @@ struct inbox {
 	int listed;
 	struct timespec listed_at;	/* CLOCK_MONOTONIC, of the first look */
 	int busy_seen;		/* a file left to its writer since the listing */
+	int gave;		/* something handed out since the listing */
 	uint64_t taken;		/* files handed out this run */
 	struct inbox_seen *seen;	/* --idempotent, or NULL */
 	struct inbox_after *after;	/* the files handed out, until done */
@@ -193,6 +194,7 @@ static int list_inbox(struct inbox *ib)
 {
 	clear_list(ib);
 	ib->listed = 1;
+	ib->gave = 0;
 	clock_gettime(CLOCK_MONOTONIC, &ib->listed_at);
 	if (list_dir(ib, "") < 0)
 		return -1;
@@ -385,21 +387,27 @@ static int open_entry(struct inbox *ib, const struct inbox_entry *e,
 	return INBOX_FILE;
 }
 
-/* List again, every second until something is there or a stop. A file
- * left to its writer is looked at again a second later, not at once. */
+/* List again, every second until something is there or a stop. A
+ * listing that gave nothing to take (a file left to its writer, or only
+ * entries named already, such as a sub-folder or a symbolic link) is
+ * looked at again a second later, not at once: at once, the walk would
+ * spin through them and never see the stop. */
 static int wait_for_entries(struct inbox *ib)
 {
-	if (ib->busy_seen) {
-		ib->busy_seen = 0;
-		nanosleep(&(struct timespec){ .tv_sec = 1 }, NULL);
-	}
+	int pause = ib->busy_seen || !ib->gave;
+
+	ib->busy_seen = 0;
 	for (;;) {
+		/* A signal cuts the sleep short; the check after sees it. */
+		if (pause)
+			nanosleep(&(struct timespec){ .tv_sec = 1 }, NULL);
+		if (io_stop_requested)
+			return 0;
 		if (list_inbox(ib) < 0)
 			return -1;
-		if (ib->n || io_stop_requested)
+		if (ib->n)
 			return 0;
-		/* A signal cuts the sleep short; the loop sees the stop. */
-		nanosleep(&(struct timespec){ .tv_sec = 1 }, NULL);
+		pause = 1;
 	}
 }
 
@@ -447,6 +455,7 @@ int inbox_next(struct inbox *ib, int wait, struct inbox_file *f)
 			continue;	/* named already */
 		if (found == INBOX_NONE)
 			continue;
+		ib->gave = 1;
 		if (found == INBOX_FILE || found == INBOX_REPEATED) {
 			ib->taken++;
 			hand_out(ib, e->path, ib->seen && found == INBOX_FILE

@@ -658,6 +658,8 @@ void tool_finish(struct tool *t)
 				 c->name, (unsigned long long)c->n);
 		if (t->inbox.idempotent)
 			buf_addf(&line, ", skipped %lu", inputs.repeated);
+		if (inputs.passed_over)
+			buf_addf(&line, ", passed %lu", inputs.passed_over);
 		warnx_msg("stats: %s", line.ptr);
 		buf_release(&line);
 	}

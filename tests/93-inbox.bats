@@ -145,6 +145,39 @@ b,2
 	[ "$(cat in/sub/deeper)" = deep ]
 }
 
+# cpu_ticks PID: the processor time PID has used, in clock ticks.
+cpu_ticks() {
+	awk '{ print $14 + $15 }' "/proc/$1/stat"
+}
+
+@test "inbox: a waiting reader of an inbox that holds only a symlink and a sub-folder sleeps between looks, takes a file dropped later and stops on SIGTERM; --stats counts them passed" {
+	local p st=0 used
+	mkdir -p in/sub
+	ln -s /etc/passwd in/link
+	spawn msg-wrap --stats --settle 0 --output dir:out inbox:in 2>err
+	p=$spawned
+	wait_until 30 grep -q "'inbox:in/sub' is a directory" err
+	used=$(cpu_ticks "$p")
+	sleep 3
+	# Three looks in three seconds cost next to nothing; a walk that
+	# lists again at once spins the processor the whole time.
+	[ $(($(cpu_ticks "$p") - used)) -lt 50 ]
+	drop good 'ok' '2026-01-01 UTC'
+	wait_until 30 spooled_one
+	kill -TERM "$p"
+	wait_until 30 gone "$p"
+	wait "$p" || st=$?
+	[ "$st" = 0 ]
+	sort err >got
+	cat >want <<-'ERR'
+	msg-wrap: 'inbox:in/link' is a symbolic link, not a regular file: left where it is
+	msg-wrap: 'inbox:in/sub' is a directory, not a regular file: left where it is
+	msg-wrap: stats: in 1, out 1, invalid 0, passed 2
+	ERR
+	diff want got
+	[ "$(left | paste -sd ' ')" = 'link sub' ]
+}
+
 @test "inbox: --recursive takes files of subdirectories, File-Path relative to the inbox" {
 	drop top 'T' '2026-01-01 00:00:00 UTC'
 	drop a/mid 'M' '2026-01-01 00:00:01 UTC'
