@@ -243,13 +243,15 @@ static int add(struct tool *t, struct headers *h, struct buf *body,
 			state_failed("cannot keep the state");
 		if (res < AGG_FULL_GROUPS)
 			break;
+		/* No release makes room for it, under any policy: the
+		 * message's fault, not a limit to wait out or retry. */
+		if (res == AGG_FULL_BYTES && body->len > opt.a.lim.max_bytes)
+			return tool_invalid(t, h, body->ptr, body->len,
+					    "the message alone is over %s", why);
 		if (opt.a.on_limit == AGGR_BLOCK && tool_state_wait(&state) == 0) {
 			in->now = now_ms();	/* it arrives after the wait */
 			continue;
 		}
-		if (opt.a.on_limit == AGGR_RELEASE_OLDEST)
-			return tool_invalid(t, h, body->ptr, body->len,
-					    "the message alone is over %s", why);
 		die(EX_TEMPFAIL, "limit %s reached at message %s", why,
 		    headers_get(h, "Message-Id") ? headers_get(h, "Message-Id") : "without Message-Id");
 	}
