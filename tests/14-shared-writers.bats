@@ -108,3 +108,33 @@ check_bodies() {
 	run -73 --separate-stderr msg-wrap --output fd:6 </dev/null 6<out.msg
 	[ "$stderr" = "msg-wrap: cannot use 'fd:6': not open for writing" ]
 }
+
+# pipe_size_after_first_byte [SET]: on the pipe that is its stdin, wait
+# for the first byte, then print the pipe's size (F_GETPIPE_SZ, 1032 on
+# Linux); with SET, first grow the pipe to SET bytes (F_SETPIPE_SZ, 1031)
+# and touch "ready".
+pipe_size_after_first_byte() {
+	perl -e 'my $set = 0 + (shift // 0);
+		if ($set) { fcntl(STDIN, 1031, $set) or die "F_SETPIPE_SZ: $!";
+			open(my $r, ">", "ready") or die; close $r }
+		sysread(STDIN, my $b, 1) == 1 or die "no byte";
+		print fcntl(STDIN, 1032, 0), "\n";' "$@"
+}
+
+@test "shared: a writer grows the pipe it writes to 128 KiB, and never shrinks a larger one" {
+	local reader
+	# The reader exits at the first byte: the writer may see EPIPE.
+	seq 10 | msg-wrap -l | pipe_size_after_first_byte >size || true
+	[ "$(cat size)" = 131072 ]
+	# A FIFO its reader grew to 1 MiB first: held open read-write by the
+	# test, so that neither side waits for the other to open it.
+	mkfifo chan
+	exec 5<>chan
+	pipe_size_after_first_byte 1048576 <&5 >size &
+	reader=$!
+	timeout -k 5 10 sh -c 'until [ -e ready ]; do sleep 0.05; done'
+	seq 10 | msg-wrap -l >chan
+	wait "$reader"
+	exec 5>&-
+	[ "$(cat size)" = 1048576 ]
+}
