@@ -12,6 +12,7 @@
 #include "message.h"
 #include "mimetypes.h"
 #include "rawin.h"
+#include "stamp.h"
 #include "tool.h"
 
 static const char usage[] =
@@ -65,8 +66,8 @@ static int option(struct tool *t, int c, const char *arg)
 	return -1;
 }
 
-/* Stamp, type and -H headers for one new message. */
-static void finish_headers(struct headers *h, const char *type)
+/* Stamp (as made at now), type and -H headers for one new message. */
+static void finish_headers(struct headers *h, const char *type, int64_t now)
 {
 	const char *id = headers_get(h, "Message-Id");
 	const char *ts = headers_get(h, "Timestamp");
@@ -74,7 +75,7 @@ static void finish_headers(struct headers *h, const char *type)
 	/* An envelope may bring its own id or time: keep what it brings. */
 	if (!id || !*id || !ts || !*ts) {
 		struct headers fresh = HEADERS_INIT;
-		message_stamp(&fresh);
+		message_stamp_at(&fresh, now);
 		if (!id || !*id)
 			headers_set(h, "Message-Id", headers_get(&fresh, "Message-Id"));
 		if (!ts || !*ts)
@@ -203,7 +204,7 @@ static void wrap_whole(struct tool *t, int fd, const struct input *in)
 	headers_reset(&h);
 	message_stamp(&h);
 	file_name_header(&h, in);
-	finish_headers(&h, whole_type(&ri, in));
+	finish_headers(&h, whole_type(&ri, in), clock_now_ms());
 	if (frame_writer_begin(t->out, &h, ri.len) == 0) {
 		copy_body(&ri, t->out);
 		counters[C_OUT].n++;
@@ -229,10 +230,12 @@ static void wrap_whole(struct tool *t, int fd, const struct input *in)
 /*
  * Calls fn for each LF-terminated line (without its LF) and for a last
  * line without one. Lines are handed out from a buffer that grows only
- * when a single line is longer than it.
+ * when a single line is longer than it. The lines of one read are made
+ * at the time of that read: one clock read per read, not per message.
  */
 typedef void (*line_fn)(struct tool *t, const char *p, size_t n,
-			const struct input *in, unsigned long long lineno);
+			const struct input *in, unsigned long long lineno,
+			int64_t now);
 
 static void each_line(struct tool *t, int fd, const struct input *in, line_fn fn)
 {
@@ -240,13 +243,15 @@ static void each_line(struct tool *t, int fd, const struct input *in, line_fn fn
 	size_t start = 0, scanned = 0;
 	unsigned long long lineno = 0;
 	int may_wait = io_read_may_wait(fd);
+	int64_t now = 0;
 	ssize_t r;
 
 	buf_grow(&buf, IO_CHUNK);
 	for (;;) {
 		char *nl = memchr(buf.ptr + scanned, '\n', buf.len - scanned);
 		if (nl) {
-			fn(t, buf.ptr + start, (size_t)(nl - buf.ptr) - start, in, ++lineno);
+			fn(t, buf.ptr + start, (size_t)(nl - buf.ptr) - start, in, ++lineno,
+			   now);
 			start = scanned = (size_t)(nl - buf.ptr) + 1;
 			continue;
 		}
@@ -265,30 +270,103 @@ static void each_line(struct tool *t, int fd, const struct input *in, line_fn fn
 			die_errno(EX_IOERR, "cannot read '%s'", in->name);
 		if (r == 0)
 			break;
+		now = clock_now_ms();
 		buf_setlen(&buf, buf.len + (size_t)r);
 	}
 	if (buf.len)
-		fn(t, buf.ptr, buf.len, in, ++lineno);
+		fn(t, buf.ptr, buf.len, in, ++lineno, now);
 	buf_release(&buf);
 }
 
 static struct headers line_headers = HEADERS_INIT;
 
-static void wrap_line(struct tool *t, const char *p, size_t n,
-		      const struct input *in, unsigned long long lineno)
+/* The headers of a message made from a line of in at now. */
+static void line_message_headers(struct headers *h, const struct input *in,
+				 const char *type, int64_t now)
 {
+	headers_reset(h);
+	message_stamp_at(h, now);
+	file_name_header(h, in);
+	finish_headers(h, type, now);
+}
+
+/*
+ * The lines of one input differ only in id, time, length and type, so
+ * their header block is made once per type (stamp.h). A block that
+ * cannot be made so (Message-History, -H over the stamp, a block near
+ * the limit) leaves that type to the general path.
+ */
+#define LINE_TYPES 4	/* as many as message_detect_type tells apart */
+
+static struct {
+	size_t n;
+	struct {
+		const char *type;
+		int usable;
+		struct stamp_block block;
+	} kind[LINE_TYPES];
+	struct buf formatted;
+} line_blocks;
+
+static void line_blocks_reset(void)
+{
+	for (size_t i = 0; i < line_blocks.n; i++)
+		stamp_block_release(&line_blocks.kind[i].block);
+	line_blocks.n = 0;
+}
+
+static struct stamp_block *line_block(const struct input *in, const char *type,
+				      int64_t now)
+{
+	size_t i;
+
+	for (i = 0; i < line_blocks.n; i++)
+		if (line_blocks.kind[i].type == type ||
+		    !strcmp(line_blocks.kind[i].type, type))
+			break;
+	if (i == LINE_TYPES)
+		return NULL;
+	if (i == line_blocks.n) {
+		struct stamp_block fresh = STAMP_BLOCK_INIT;
+
+		line_message_headers(&line_headers, in, type, now);
+		line_blocks.kind[i].type = type;
+		line_blocks.kind[i].block = fresh;
+		line_blocks.kind[i].usable =
+			stamp_block_set(&line_blocks.kind[i].block, &line_headers) == 0;
+		line_blocks.n++;
+	}
+	return line_blocks.kind[i].usable ? &line_blocks.kind[i].block : NULL;
+}
+
+static void wrap_line(struct tool *t, const char *p, size_t n,
+		      const struct input *in, unsigned long long lineno,
+		      int64_t now)
+{
+	const char *type = opt.type ? opt.type : message_detect_type(p, n, NULL, 0);
+	struct stamp_block *block = line_block(in, type, now);
+
 	counters[C_IN].n++;
-	headers_reset(&line_headers);
-	message_stamp(&line_headers);
-	file_name_header(&line_headers, in);
-	finish_headers(&line_headers, message_detect_type(p, n, NULL, 0));
+	if (block) {
+		struct buf *b = &line_blocks.formatted;
+
+		buf_reset(b);
+		stamp_block_format(block, now, n, b);
+		if (frame_writer_begin_raw(t->out, b->ptr, b->len, n) < 0 ||
+		    frame_writer_body(t->out, p, n) < 0 || frame_writer_end(t->out) < 0)
+			tool_writer_failed(t->out);
+		counters[C_OUT].n++;
+		return;
+	}
+	line_message_headers(&line_headers, in, type, now);
 	emit(t, &line_headers, p, n, in, lineno, p, n);
 }
 
 static struct buf envelope_body = BUF_INIT;
 
 static void wrap_envelope(struct tool *t, const char *p, size_t n,
-			  const struct input *in, unsigned long long lineno)
+			  const struct input *in, unsigned long long lineno,
+			  int64_t now)
 {
 	struct buf err = BUF_INIT;
 	size_t i = 0;
@@ -302,7 +380,7 @@ static void wrap_envelope(struct tool *t, const char *p, size_t n,
 	if (envelope_parse(p, n, &line_headers, &envelope_body, &err) < 0) {
 		/* The line itself becomes the invalid message. */
 		headers_reset(&line_headers);
-		message_stamp(&line_headers);
+		message_stamp_at(&line_headers, now);
 		file_name_header(&line_headers, in);
 		headers_set(&line_headers, "Content-Type", "application/json");
 		tool_invalid(t, &line_headers, p, n, "%s: line %llu: invalid envelope: %s",
@@ -310,8 +388,9 @@ static void wrap_envelope(struct tool *t, const char *p, size_t n,
 		buf_release(&err);
 		return;
 	}
-	finish_headers(&line_headers, message_detect_type(envelope_body.ptr,
-							  envelope_body.len, NULL, 0));
+	finish_headers(&line_headers,
+		       message_detect_type(envelope_body.ptr, envelope_body.len, NULL, 0),
+		       now);
 	emit(t, &line_headers, envelope_body.ptr, envelope_body.len, in, lineno,
 	     p, n);
 }
@@ -326,6 +405,7 @@ static void wrap_input(struct tool *t, int fd, const char *name,
 		wrap_whole(t, fd, &in);
 		break;
 	case MODE_LINES:
+		line_blocks_reset();	/* the blocks hold this input's File- headers */
 		each_line(t, fd, &in, wrap_line);
 		break;
 	case MODE_ENVELOPE:
@@ -360,6 +440,8 @@ int main(int argc, char **argv)
 	tool_finish(&t);
 	headers_release(&opt.extra);
 	headers_release(&line_headers);
+	line_blocks_reset();
+	buf_release(&line_blocks.formatted);
 	buf_release(&envelope_body);
 	return tool_inputs_status();
 }

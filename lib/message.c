@@ -9,10 +9,14 @@
 
 void message_stamp(struct headers *h)
 {
-	char id[UUID_STR_LEN + 1], ts[TIMESTAMP_LEN + 1];
-	int64_t now = clock_now_ms();
-
 	/* One clock read, so the id and the Timestamp agree. */
+	message_stamp_at(h, clock_now_ms());
+}
+
+void message_stamp_at(struct headers *h, int64_t now)
+{
+	char id[UUID_STR_LEN + 1], ts[TIMESTAMP_LEN + 1];
+
 	id_new_at(id, (uint64_t)now);
 	timestamp_format(ts, now);
 	headers_setn(h, "Message-Id", id, UUID_STR_LEN);

@@ -13,6 +13,8 @@
 
 /* Set a new Message-Id and Timestamp (replacing any there). */
 void message_stamp(struct headers *h);
+/* The same for a message made at now (Unix milliseconds). */
+void message_stamp_at(struct headers *h, int64_t now);
 
 /*
  * What a body's first bytes say it is: STARTS_XML when its first

@@ -558,6 +558,62 @@ Content-Type: text/plain" ]
 	[ "$(grep -c '^Content-Type: text/csv$' h)" = 2 ]
 }
 
+# lines_block 'HEADER...' LENGTH: one block as masked_headers shows it,
+# the headers after the stamp and before Content-Length given.
+lines_block() {
+	printf 'Message-Id: X\nTimestamp: X\n%s\nContent-Length: %s\n\n' "$1" "$2"
+}
+
+@test "wrap: -l gives every line the headers of its file, type and -H, line after line" {
+	local extra='X-Batch: 7
+File-Name: renamed.txt'
+	printf '<a/>\n{"x": 1}\nplain\n<b/>\nplain2\n' >mixed.txt
+	msg-wrap -l -H 'X-Batch: 7' -H 'File-Name: renamed.txt' mixed.txt | masked_headers >h
+	{
+		lines_block "Content-Type: application/xml
+$extra" 4
+		lines_block "Content-Type: application/json
+$extra" 8
+		lines_block "Content-Type: text/plain
+$extra" 5
+		lines_block "Content-Type: application/xml
+$extra" 4
+		lines_block "Content-Type: text/plain
+$extra" 6
+	} >want
+	diff -u want h
+	# Without -H, each file's own name, on every line of it.
+	printf 'b1\nb2\n' >second.txt
+	msg-wrap -l mixed.txt second.txt | msg-unwrap -H | grep '^File-Name: ' | uniq -c >names
+	[ "$(awk '{ print $1, $3 }' names | tr '\n' ' ')" = "5 mixed.txt 2 second.txt " ]
+}
+
+@test "wrap: -l with -H over the id, and with MSG_HISTORY, still gives each line its block" {
+	printf 'a\n<b/>\n' | msg-wrap -l -H 'Message-Id: fixed-1' -H 'Timestamp: t' | msg-unwrap -H >h
+	printf '%s\n' 'Content-Type: text/plain' 'Message-Id: fixed-1' 'Timestamp: t' \
+		'Content-Length: 1' '' 'Content-Type: application/xml' 'Message-Id: fixed-1' \
+		'Timestamp: t' 'Content-Length: 4' '' >want
+	diff -u want h
+	printf 'a\nbb\n' | MSG_HISTORY=wrap1 msg-wrap -l | masked_headers >h
+	{
+		lines_block "Content-Type: text/plain
+Message-History: wrap1" 1
+		lines_block "Content-Type: text/plain
+Message-History: wrap1" 2
+	} >want
+	diff -u want h
+}
+
+@test "wrap: -l stamps a line with the time it was read, not the time the run began" {
+	local first second
+	{ echo early; sleep 1.5; echo late; } | msg-wrap -l | msg-unwrap -H |
+		sed -n 's/^Timestamp: //p' >stamps
+	[ "$(wc -l <stamps)" = 2 ]
+	first=$(date -u -d "$(sed -n 1p stamps)" +%s%3N)
+	second=$(date -u -d "$(sed -n 2p stamps)" +%s%3N)
+	[ $((second - first)) -ge 1400 ]
+}
+
 @test "wrap: -t with an empty or multi-line type is a usage error" {
 	run -64 --separate-stderr msg-wrap -t '' </dev/null
 	[ -z "$output" ]
