@@ -163,6 +163,13 @@ static void test_good(void)
 	       "Content-Length=1;content-length=1;[x]", NULL);
 	STREAM("Content-Length: 2\r\n\r\n\r\n\n", "Content-Length=2;[\r\n]", NULL);
 	STREAM("Content-Length:3\n\n\n\n\n\n", "Content-Length=3;[\n\n\n]", NULL);
+	/* Names that begin as the common ones do, and are others. */
+	STREAM("Content-Lengthy: 9\nContent-Typed: a\nMessage-Ids: b\n"
+	       "Timestamps: c\nC: d\nM: e\nT: f\ncontent-type: g\nContent-Length: 1\n\nx\n",
+	       "Content-Lengthy=9;Content-Typed=a;Message-Ids=b;Timestamps=c;C=d;M=e;"
+	       "T=f;content-type=g;Content-Length=1;[x]", NULL);
+	STREAM("Message-Id: m\nTimestamp: t\nContent-Type: c\nContent-Length: 0\n\n\n",
+	       "Message-Id=m;Timestamp=t;Content-Type=c;Content-Length=0;[]", NULL);
 }
 
 static void test_trickle(void)
@@ -271,6 +278,11 @@ static void test_large(void)
 static void test_faults(void)
 {
 	STREAM("A: 1\n\nxx\n", "", "in: offset 0: missing Content-Length");
+	/* A common name with a bad byte after it, or a space before its colon. */
+	STREAM("Content-Length : 1\n\nx\n", "", "in: offset 0: invalid header name 'Content-Length '" HINT);
+	STREAM("Message-Id\x01: 1\nContent-Length: 1\n\nx\n", "",
+	       "in: offset 0: invalid header name 'Message-Id\x01'" HINT);
+	STREAM("Timestamp\n\n", "", "in: offset 0: header line without colon" HINT);
 	STREAM("Message-Id: abc\nA: 1\n\n", "",
 	       "in: offset 0: missing Content-Length (Message-Id abc)");
 	STREAM("Content-Length: 1\n\nx\n\n", "Content-Length=1;[x]",
