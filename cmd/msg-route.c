@@ -215,7 +215,8 @@ static int route_frame(struct tool *t, struct frame_reader *fr, struct headers *
 	static struct buf body = BUF_INIT, err = BUF_INIT, block = BUF_INIT;
 	static struct fanout_set dest;
 	int loaded = router_needs_body(&router), r, expired;
-	size_t failed;
+	const char *raw = NULL;	/* the header block to pass on, or NULL */
+	size_t raw_len = 0, failed;
 
 	if (reload_requested)
 		reload();
@@ -223,17 +224,19 @@ static int route_frame(struct tool *t, struct frame_reader *fr, struct headers *
 	buf_reset(&err);
 	fanout_set_clear(&dest);
 	/* A router never changes a message: its header block goes on as read
-	 * (unless Message-History is being kept). */
-	if (!frame_history_on()) {
-		const char *p;
-		size_t n;
-		frame_reader_header_block(fr, &p, &n);
-		buf_reset(&block);
-		buf_add(&block, p, n);
-	}
+	 * (unless Message-History is being kept), from the reader's buffer
+	 * while the body is left in the input to stream. */
+	if (!frame_history_on())
+		frame_reader_header_block(fr, &raw, &raw_len);
 	expired = message_expired(h);
 	/* The body is needed to decide, or may have to go elsewhere whole. */
 	if (expired != 0 || loaded || dead_letter_channel >= 0) {
+		/* Reading it may move the reader's buffer: the block is kept. */
+		if (raw) {
+			buf_reset(&block);
+			buf_add(&block, raw, raw_len);
+			raw = block.ptr;
+		}
 		if (frame_reader_body(fr, &body) < 0)
 			return -1;
 		loaded = 1;
@@ -284,7 +287,7 @@ static int route_frame(struct tool *t, struct frame_reader *fr, struct headers *
 	} else {
 		counters[C_ROUTED].n++;
 	}
-	if (fanout_write(&out, &dest, h, frame_history_on() ? NULL : block.ptr, block.len,
+	if (fanout_write(&out, &dest, h, raw, raw_len,
 			 loaded ? body.ptr : NULL,
 			 loaded ? body.len : frame_reader_body_length(fr),
 			 frame_next, fr, &failed) < 0)
