@@ -172,9 +172,33 @@ static void divert(struct tool *t, struct frame_reader *fr, struct headers *h,
 	buf_release(&body);
 }
 
+/*
+ * outbox_sync (or a group's publication) failed: say why, naming the
+ * file when it was one, and end the run when fatal; else return the
+ * status to end with. 73 for a name --exists fail found taken (made by
+ * someone else while the body was written).
+ */
+static int sync_failed(int fatal)
+{
+	int err = errno;
+	int code = opt.outbox.failed.len && err == EEXIST ? EX_CANTCREAT : EX_IOERR;
+	struct buf what = BUF_INIT;
+
+	if (opt.outbox.failed.len)
+		buf_addf(&what, "cannot write '%s/%s'", opt.dir, opt.outbox.failed.ptr);
+	else
+		buf_addf(&what, "cannot sync directory '%s'", opt.dir);
+	errno = err;
+	if (fatal)
+		die_errno(code, "%s", what.ptr);
+	warn_errno("%s", what.ptr);
+	buf_release(&what);
+	return code;
+}
+
 static void to_file(struct tool *t, struct frame_reader *fr, struct headers *h)
 {
-	static struct buf name = BUF_INIT, final = BUF_INIT, why = BUF_INIT;
+	static struct buf name = BUF_INIT, why = BUF_INIT;
 	const char *p;
 	size_t n;
 	int r;
@@ -188,7 +212,6 @@ static void to_file(struct tool *t, struct frame_reader *fr, struct headers *h)
 	case OUTBOX_SKIPPED:
 		if (frame_reader_skip(fr) < 0)
 			tool_reader_failed(fr);
-		counters[C_SKIPPED].n++;
 		return;
 	case OUTBOX_TAKEN:
 		buf_addf(&why, "the file '%s' exists", name.ptr);
@@ -208,20 +231,8 @@ static void to_file(struct tool *t, struct frame_reader *fr, struct headers *h)
 		outbox_abort(&opt.outbox);
 		tool_reader_failed(fr);
 	}
-	switch (outbox_publish(&opt.outbox, name.ptr, &final)) {
-	case OUTBOX_PUBLISHED:
-		counters[C_OUT].n++;
-		break;
-	case OUTBOX_SKIPPED:
-		counters[C_SKIPPED].n++;
-		break;
-	case OUTBOX_TAKEN:
-		/* Made by someone else while the body was written. */
-		errno = EEXIST;
-		die_errno(EX_CANTCREAT, "cannot write '%s/%s'", opt.dir, name.ptr);
-	case OUTBOX_ERROR:
-		die_errno(EX_IOERR, "cannot write '%s/%s'", opt.dir, name.ptr);
-	}
+	if (outbox_publish(&opt.outbox, name.ptr) < 0)
+		sync_failed(1);
 }
 
 static int unwrap_frame(struct tool *t, struct frame_reader *fr, struct headers *h)
@@ -283,11 +294,16 @@ static int unwrap_frame(struct tool *t, struct frame_reader *fr, struct headers 
 static int batch_end(struct tool *t)
 {
 	(void)t;
-	if (outbox_sync(&opt.outbox) < 0) {
-		warn_errno("cannot sync directory '%s'", opt.dir);
-		return EX_IOERR;
-	}
-	return 0;
+	return outbox_sync(&opt.outbox) < 0 ? sync_failed(0) : 0;
+}
+
+/* A run that ends early still names the whole files it wrote: their
+ * frames were read, and a stream cannot give them again. */
+static void flush_files(struct tool *t)
+{
+	(void)t;
+	if (outbox_sync(&opt.outbox) < 0)
+		(void)sync_failed(0);
 }
 
 static void open_outbox(struct tool *t)
@@ -309,6 +325,7 @@ static void open_outbox(struct tool *t)
 		ob->exact_mode = 1;
 	}
 	t->batch_end = batch_end;
+	t->flush_whole = flush_files;
 }
 
 int main(int argc, char **argv)
@@ -345,9 +362,13 @@ int main(int argc, char **argv)
 		counters[C_SKIPPED].name = NULL;
 	tool_open_outputs(&t);
 	tool_each_frame(&t, argc - first, argv + first, unwrap_frame);
-	if (opt.mode == MODE_DIR && outbox_sync(&opt.outbox) < 0)
-		die_errno(EX_IOERR, "cannot sync directory '%s'", opt.dir);
-	counters[C_SYNCS].n = opt.outbox.syncs;
+	if (opt.mode == MODE_DIR) {
+		if (outbox_sync(&opt.outbox) < 0)
+			sync_failed(1);
+		counters[C_OUT].n = opt.outbox.published;
+		counters[C_SKIPPED].n = opt.outbox.skipped;
+		counters[C_SYNCS].n = opt.outbox.syncs;
+	}
 	tool_finish(&t);
 	if (opt.mode == MODE_DIR)
 		outbox_release(&opt.outbox);

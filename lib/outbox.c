@@ -25,6 +25,9 @@ int outbox_open(struct outbox *ob, const char *path)
 {
 	memset(ob, 0, sizeof(*ob));
 	buf_init(&ob->markers, 0);
+	buf_init(&ob->pending_names, 0);
+	buf_init(&ob->failed, 0);
+	buf_init(&ob->final, 0);
 	numbered_names_init(&ob->names);
 	ob->mode = 0644;
 	if (!*path) {
@@ -37,7 +40,7 @@ int outbox_open(struct outbox *ob, const char *path)
 	return ob->dirfd < 0 ? -1 : 0;
 }
 
-enum outbox_result outbox_check(const struct outbox *ob, const char *name)
+enum outbox_result outbox_check(struct outbox *ob, const char *name)
 {
 	struct stat st;
 
@@ -45,7 +48,10 @@ enum outbox_result outbox_check(const struct outbox *ob, const char *name)
 		return OUTBOX_PUBLISHED;
 	if (fstatat(ob->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return OUTBOX_PUBLISHED;
-	return ob->exists == OUTBOX_SKIP ? OUTBOX_SKIPPED : OUTBOX_TAKEN;
+	if (ob->exists == OUTBOX_FAIL)
+		return OUTBOX_TAKEN;
+	ob->skipped++;
+	return OUTBOX_SKIPPED;
 }
 
 int outbox_begin(struct outbox *ob)
@@ -75,54 +81,122 @@ void outbox_abort(struct outbox *ob)
 /* The sealed file under name, never replacing one. */
 static int place_new(void *ctx, const char *name)
 {
-	struct outbox *ob = ctx;
+	struct atomic_file *af = ctx;
 
-	return atomic_file_place(&ob->file, name, 0);
+	return atomic_file_place(af, name, 0);
 }
 
-/* Give the sealed file its name as ob->exists says. */
-static enum outbox_result place(struct outbox *ob, const char *name,
-				struct buf *final)
+/* Give the sealed file af its name as ob->exists says; the name used is
+ * put in ob->final. */
+static enum outbox_result place(struct outbox *ob, struct atomic_file *af,
+				const char *name)
 {
-	buf_reset(final);
-	buf_addstr(final, name);
+	buf_reset(&ob->final);
+	buf_addstr(&ob->final, name);
 	switch (ob->exists) {
 	case OUTBOX_SUFFIX:
-		return numbered_place(&ob->names, name, final, place_new, ob) == 0
+		return numbered_place(&ob->names, name, &ob->final, place_new, af) == 0
 			? OUTBOX_PUBLISHED : OUTBOX_ERROR;
 	case OUTBOX_REPLACE:
-		return atomic_file_place(&ob->file, name, 1) == 0
+		return atomic_file_place(af, name, 1) == 0
 			? OUTBOX_PUBLISHED : OUTBOX_ERROR;
 	case OUTBOX_FAIL:
 	case OUTBOX_SKIP:
 		break;
 	}
-	if (atomic_file_place(&ob->file, name, 0) == 0)
+	if (atomic_file_place(af, name, 0) == 0)
 		return OUTBOX_PUBLISHED;
 	if (errno != EEXIST)
 		return OUTBOX_ERROR;
-	atomic_file_abort(&ob->file);
+	atomic_file_abort(af);
 	return ob->exists == OUTBOX_SKIP ? OUTBOX_SKIPPED : OUTBOX_TAKEN;
 }
 
-enum outbox_result outbox_publish(struct outbox *ob, const char *name,
-				  struct buf *final)
+int outbox_publish(struct outbox *ob, const char *name)
 {
-	enum outbox_result r;
+	struct outbox_pending *p = &ob->pending[ob->npending++];
 
 	ob->writing = 0;
-	if (atomic_file_seal(&ob->file) < 0)
-		return OUTBOX_ERROR;
-	r = place(ob, name, final);
-	if (r != OUTBOX_PUBLISHED)
-		return r;
+	atomic_file_start_writeback(&ob->file);
+	p->file = ob->file;
+	p->name_at = ob->pending_names.len;
+	buf_add(&ob->pending_names, name, strlen(name) + 1);
+	return ob->npending == OUTBOX_GROUP ? outbox_publish_group(ob) : 0;
+}
+
+/* Give the sealed file p its name: 0, or -1 (errno, EEXIST for a name
+ * --exists fail found taken) with the file dropped. */
+static int name_one(struct outbox *ob, struct outbox_pending *p)
+{
+	const char *name = ob->pending_names.ptr + p->name_at;
+
+	switch (place(ob, &p->file, name)) {
+	case OUTBOX_PUBLISHED:
+		break;
+	case OUTBOX_SKIPPED:
+		ob->skipped++;
+		return 0;
+	case OUTBOX_TAKEN:
+		errno = EEXIST;
+		return -1;
+	case OUTBOX_ERROR:
+		return -1;
+	}
+	ob->published++;
 	ob->unsynced++;
 	if (ob->done_marker) {
-		buf_addstr(&ob->markers, final->ptr);
+		buf_addstr(&ob->markers, ob->final.ptr);
 		buf_addstr(&ob->markers, ob->done_marker);
 		buf_add(&ob->markers, "", 1);
 	}
-	return OUTBOX_PUBLISHED;
+	return 0;
+}
+
+/* Drop the files of the group from i on. */
+static void drop_pending(struct outbox *ob, unsigned i)
+{
+	int saved = errno;
+
+	for (; i < ob->npending; i++)
+		atomic_file_abort(&ob->pending[i].file);
+	ob->npending = 0;
+	buf_reset(&ob->pending_names);
+	errno = saved;
+}
+
+/* The group failed at file i (errno): name it, drop it and those after. */
+static int group_failed(struct outbox *ob, unsigned i)
+{
+	buf_addstr(&ob->failed, ob->pending_names.ptr + ob->pending[i].name_at);
+	drop_pending(ob, i + 1);
+	return -1;
+}
+
+int outbox_publish_group(struct outbox *ob)
+{
+	unsigned sealed = 0, i;
+	int seal_errno = 0;
+
+	buf_reset(&ob->failed);
+	/*
+	 * Every file is synced before any is named: a rename between two
+	 * fsyncs would put the directory into the journal's next commit, and
+	 * the next fsync would wait for that commit too.
+	 */
+	for (; sealed < ob->npending; sealed++)
+		if (atomic_file_seal(&ob->pending[sealed].file) < 0) {
+			seal_errno = errno;
+			break;
+		}
+	for (i = 0; i < sealed; i++)
+		if (name_one(ob, &ob->pending[i]) < 0)
+			return group_failed(ob, i);
+	if (sealed < ob->npending) {
+		errno = seal_errno;
+		return group_failed(ob, sealed);
+	}
+	drop_pending(ob, ob->npending);
+	return 0;
 }
 
 static int make_marker(struct outbox *ob, const char *name)
@@ -148,6 +222,8 @@ static int sync_dir(struct outbox *ob)
 
 int outbox_sync(struct outbox *ob)
 {
+	if (outbox_publish_group(ob) < 0)
+		return -1;
 	if (!ob->unsynced)
 		return 0;
 	/* The files first: a marker may be seen only once its file is
@@ -170,9 +246,13 @@ int outbox_sync(struct outbox *ob)
 void outbox_release(struct outbox *ob)
 {
 	outbox_abort(ob);
+	drop_pending(ob, 0);
 	if (ob->dirfd >= 0)
 		close(ob->dirfd);
 	ob->dirfd = -1;
 	buf_release(&ob->markers);
+	buf_release(&ob->pending_names);
+	buf_release(&ob->failed);
+	buf_release(&ob->final);
 	numbered_names_release(&ob->names);
 }

@@ -87,6 +87,16 @@ int rename_noreplace(int fromdir, const char *from, int todir, const char *to)
 	return errno == ENOENT ? renameat(fromdir, from, todir, to) : -1;
 }
 
+void atomic_file_start_writeback(struct atomic_file *af)
+{
+	int saved = errno;
+
+	/* A file system that cannot (EINVAL, ESPIPE) is left to the fsync,
+	 * which also reports any error of the writeback begun here. */
+	(void)sync_file_range(af->fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+	errno = saved;
+}
+
 int atomic_file_seal(struct atomic_file *af)
 {
 	int r = xfsync(af->fd);

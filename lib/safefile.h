@@ -33,6 +33,9 @@ int atomic_file_open(struct atomic_file *af, int dirfd, mode_t mode);
 int atomic_file_write(struct atomic_file *af, const void *p, size_t n);
 /* Give the file exactly mode, whatever the umask: 0 or -1 (errno). */
 int atomic_file_chmod(struct atomic_file *af, mode_t mode);
+/* Start writing the file's data to disk, without waiting for it, so
+ * that a later seal finds it on its way: a hint, never an error. */
+void atomic_file_start_writeback(struct atomic_file *af);
 /* fsync and close it: 0, or -1 (errno) with the temporary removed. */
 int atomic_file_seal(struct atomic_file *af);
 /* Give the sealed file name, replacing a file of that name when replace

@@ -55,6 +55,8 @@ static void before_exit(int code)
 	if (code == EX_DATAERR && the_tool && the_tool->before_data_exit)
 		the_tool->before_data_exit(the_tool);
 	frame_writers_flush_whole();
+	if (the_tool && the_tool->flush_whole)
+		the_tool->flush_whole(the_tool);
 	input_before_exit(&inputs, code);
 }
 

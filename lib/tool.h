@@ -72,6 +72,10 @@ struct tool {
 	 * what it holds for the messages before (msg-exec's children) is
 	 * finished and written first, as a stop at bad data promises. */
 	void (*before_data_exit)(struct tool *t);
+	/* Optional: on every exit, what the tool holds whole outside its
+	 * frame writers (msg-unwrap -d's files written and not yet named)
+	 * is put out, as the writers' whole frames are. */
+	void (*flush_whole)(struct tool *t);
 	void *ctx;
 
 	/* Filled by tool_parse() and tool_open_outputs(). */

@@ -3,8 +3,9 @@
 # call by call through the fault shim (tests/faults/faultinject.so). Each
 # file is fsynced under its hidden temporary name, then given its name
 # with renameat2(RENAME_NOREPLACE) (or, where a file system lacks that,
-# with link(2)), which never replaces a file; the directory is fsynced
-# once, after the last name. A failed sync is an I/O error (74) that
+# with link(2)), which never replaces a file; files go in groups of up to
+# 128, all synced, then all named; the directory is fsynced once, after
+# the last name. A failed sync is an I/O error (74) that
 # leaves no half-named file behind.
 
 load test_helper
@@ -43,19 +44,55 @@ calls() {
 		FAULT_ERRNO=none FAULT_COUNT=0 -- msg-unwrap -d out in.msg
 	[ "$(listing out)" = "notes orders.xml orders.xml.1 " ]
 	[ "$(cat out/orders.xml out/notes out/orders.xml.1)" = onetwothree ]
-	calls
-	# The third file tries orders.xml, taken, then orders.xml.1.
+	# The files are synced, then named in the order they came; the
+	# third tries orders.xml, taken, then orders.xml.1.
 	[ "$(calls)" = "fsync ./out/TMP skipped
-renameat2 ./out/TMP skipped
+fsync ./out/TMP skipped
 fsync ./out/TMP skipped
 renameat2 ./out/TMP skipped
-fsync ./out/TMP skipped
+renameat2 ./out/TMP skipped
 renameat2 ./out/TMP skipped
 renameat2 ./out/TMP skipped
 dirsync ./out skipped" ]
 	# Each file is synced under the very name that is then renamed.
-	run -0 awk '$1 == "fsync" { synced = $2 }
-		$1 == "renameat2" && $2 != synced { exit 1 }' faults.log
+	run -0 awk '$1 == "fsync" { synced[$2] = 1 }
+		$1 == "renameat2" && !($2 in synced) { exit 1 }' faults.log
+}
+
+# many N: N messages for the files f001, f002, ... in that order.
+many() {
+	local i
+	for ((i = 1; i <= $1; i++)); do
+		frame "body $i" "File-Name: $(printf 'f%03d' "$i")"
+	done
+}
+
+@test "durability: -d publishes 300 files in groups of 128, each synced before any is named, the directory once" {
+	mkdir out
+	many 300 >in.msg
+	faulty FAULT_FUNCS=fsync,dirsync,renameat2 FAULT_ERRNO=none FAULT_COUNT=0 -- \
+		msg-unwrap -d out in.msg
+	[ "$(ls -A out | wc -l)" = 300 ]
+	[ "$(ls -A out | grep -c '^\.')" = 0 ]
+	[ "$(cat out/f001 out/f300)" = "body 1body 300" ]
+	# A group's files are all synced, then all named; the directory is
+	# synced after the last name.
+	[ "$(awk '{ print $1 }' faults.log | uniq -c | awk '{ printf "%s %s,", $1, $2 }')" = \
+		"128 fsync,128 renameat2,128 fsync,128 renameat2,44 fsync,44 renameat2,1 dirsync," ]
+	# Each renamed temporary was synced before, under that name.
+	run -0 awk '$1 == "fsync" { synced[$2] = 1 }
+		$1 == "renameat2" && !($2 in synced) { exit 1 }' faults.log
+}
+
+@test "durability: a failed fsync in the second group: exit 74 naming its file, the files before it named, none after" {
+	mkdir out
+	many 200 >in.msg
+	run -74 --separate-stderr faulty FAULT_FUNCS=fsync FAULT_PATH='*/out/.tmp.*' \
+		FAULT_AT=130 FAULT_ERRNO=EIO -- msg-unwrap -d out in.msg
+	[ "$stderr" = "msg-unwrap: cannot write 'out/f130': Input/output error" ]
+	[ "$(ls -A out | wc -l)" = 129 ]
+	[ "$(ls -A out | tail -n 1)" = f129 ]
+	[ "$(ls -A out | grep -c '^\.')" = 0 ]
 }
 
 @test "durability: a failed fsync of a -d file: exit 74, the file never gets its name" {

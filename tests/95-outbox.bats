@@ -228,6 +228,18 @@ dirsync ./new/sub/out skipped" ]
 
 # ---- faults ----
 
+@test "outbox: a run that stops at a bad frame first names the files of the messages before it" {
+	{
+		for i in 1 2 3; do frame "body $i" "File-Name: f$i"; done
+		printf 'File-Name: f4\nContent-Length: 9\n\nshort\n'
+	} >in.msg
+	run -65 --separate-stderr msg-unwrap -d out in.msg
+	[ "$stderr" = "msg-unwrap: in.msg: offset 159: truncated frame: end of input after 6 of 9 body bytes" ]
+	[ "$(listing out)" = "f1 f2 f3 " ]
+	[ "$(cat out/f1 out/f2 out/f3)" = "body 1body 2body 3" ]
+}
+
+
 @test "outbox: no space left while writing a body: exit 74, nothing half published" {
 	mkdir out
 	{ frame one 'File-Name: a'; frame two 'File-Name: b'; frame three 'File-Name: c'; } >in.msg
