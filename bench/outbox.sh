@@ -43,6 +43,9 @@ check() {
 	find "$1" -type f -exec awk '{ print }' {} + | sort | cmp -s - "$lines" ||
 		bench_die "the files in '$1' are not the records"
 	rm -rf "$1"
+	# The removal's own writes go to disk now, not into the next run's
+	# syncs (on ext4 they can double that run's time).
+	sync
 }
 
 # best LABEL CMD...: the best of BENCH_RUNS runs of CMD, each into a new
@@ -78,6 +81,7 @@ bench_nosync_init
 
 fs=$(stat -f -c %T "$BENCH_TMP" 2>/dev/null || echo unknown)
 echo "outbox: $N messages of 1 KiB to files, directory on $fs"
+sync
 best tool
 tool_us=$BEST_US
 best tool_nosync
