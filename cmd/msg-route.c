@@ -287,6 +287,22 @@ static int route_frame(struct tool *t, struct frame_reader *fr, struct headers *
 	} else {
 		counters[C_ROUTED].n++;
 	}
+	if (raw && !loaded) {
+		/* Held whole in the reader's buffer, it goes on from there. */
+		const char *frame;
+		size_t frame_len;
+
+		if ((r = frame_reader_whole(fr, &frame, &frame_len)) < 0)
+			return -1;
+		if (r) {
+			fanout_write_whole(&out, &dest, frame, frame_len, &failed);
+			if (failed || channel_failed)
+				handle_failures(&dest, h, NULL, 0);
+			return 0;
+		}
+		/* Reading ahead may have moved the buffer. */
+		frame_reader_header_block(fr, &raw, &raw_len);
+	}
 	if (fanout_write(&out, &dest, h, raw, raw_len,
 			 loaded ? body.ptr : NULL,
 			 loaded ? body.len : frame_reader_body_length(fr),

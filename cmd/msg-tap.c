@@ -130,14 +130,21 @@ static void report_drops(void)
 				  (unsigned long long)taps[i].reopened);
 }
 
-static void tap_copy(const struct headers *h, const char *block, size_t block_len,
-		     const char *body, size_t len)
+/* frame: the message's frame as read, when it passes byte for byte and
+ * is held whole (tapped as it is); else block (as read, or NULL to be
+ * formatted from h) and body. */
+static void tap_copy(const struct headers *h, const char *frame, size_t frame_len,
+		     const char *block, size_t block_len, const char *body, size_t len)
 {
 	static struct buf unit = BUF_INIT;
+	const char *copy;
+	size_t copy_len;
 
 	buf_reset(&unit);
 	switch (opt.format) {
 	case FORMAT_FRAME:
+		if (frame)
+			break;
 		if (block)
 			buf_add(&unit, block, block_len);
 		else
@@ -152,19 +159,22 @@ static void tap_copy(const struct headers *h, const char *block, size_t block_le
 		envelope_format(h, body, len, &unit);
 		break;
 	}
+	copy = opt.format == FORMAT_FRAME && frame ? frame : unit.ptr;
+	copy_len = opt.format == FORMAT_FRAME && frame ? frame_len : unit.len;
 	for (size_t i = 0; i < ntaps; i++) {
 		uint64_t before = taps[i].dropped;
-		if (tapout_put(&taps[i], unit.ptr, unit.len) < 0)
+		if (tapout_put(&taps[i], copy, copy_len) < 0)
 			die(EX_IOERR, "cannot write '%s': %s", taps[i].addr, strerror(errno));
 		counters[taps[i].dropped > before ? C_DROPPED : C_TAPPED].n++;
 	}
 }
 
-static void begin_out(struct tool *t, const struct headers *h, const struct buf *block,
-		      uint64_t len)
+/* block: the header block as read, or NULL to format it from h. */
+static void begin_out(struct tool *t, const struct headers *h, const char *block,
+		      size_t block_len, uint64_t len)
 {
-	if ((!frame_history_on() ? frame_writer_begin_raw(t->out, block->ptr, block->len, len)
-				 : frame_writer_begin(t->out, h, len)) < 0)
+	if ((block ? frame_writer_begin_raw(t->out, block, block_len, len)
+		   : frame_writer_begin(t->out, h, len)) < 0)
 		tool_writer_failed(t->out);
 }
 
@@ -182,7 +192,7 @@ static int tap_streaming(struct tool *t, struct frame_reader *fr,
 	size_t n;
 	int r;
 
-	begin_out(t, h, block, len);
+	begin_out(t, h, frame_history_on() ? NULL : block->ptr, block->len, len);
 	for (size_t i = 0; i < ntaps && hit; i++) {
 		struct tapout *tp = &taps[i];
 		if (opt.format == FORMAT_SUMMARY) {
@@ -219,13 +229,68 @@ static int tap_streaming(struct tool *t, struct frame_reader *fr,
 	return 0;
 }
 
-static int tap_frame(struct tool *t, struct frame_reader *fr, struct headers *h)
+/*
+ * A message of at most --buffer bytes, held whole: in the reader's buffer
+ * when it fits (it then passes on from there, byte for byte, with no copy
+ * of its own), else read into memory.
+ */
+static int tap_held(struct tool *t, struct frame_reader *fr, struct headers *h)
 {
 	static struct buf block = BUF_INIT, body = BUF_INIT;
 	struct buf err = BUF_INIT;
+	const char *frame, *blk, *b;
+	size_t frame_len, n, len;
+	int hit = 1, r;
+
+	frame_reader_header_block(fr, &blk, &n);
+	r = frame_reader_whole(fr, &frame, &frame_len);
+	if (r < 0)
+		return -1;
+	if (r) {
+		blk = frame;
+		b = frame + n;
+		len = frame_len - n - 1;
+	} else {
+		frame = NULL;
+		frame_reader_header_block(fr, &blk, &n);
+		buf_reset(&block);
+		buf_add(&block, blk, n);
+		if (frame_reader_body(fr, &body) < 0)
+			return -1;
+		blk = block.ptr;
+		b = body.ptr;
+		len = body.len;
+	}
+	if (when) {
+		expr_env_bind(env, h, b, len);
+		/* A tap never stops the flow: an undecidable message is not tapped. */
+		if (expr_eval_bool(when, env, &hit, &err) < 0)
+			hit = 0;
+		buf_release(&err);
+	}
+	/* With Message-History the block is made anew, from h. */
+	if (frame_history_on())
+		frame = blk = NULL;
+	if (hit)
+		tap_copy(h, frame, frame_len, blk, n, b, len);
+	if (frame) {
+		if (frame_writer_whole(t->out, frame, frame_len) < 0)
+			tool_writer_failed(t->out);
+		return 0;
+	}
+	begin_out(t, h, blk, n, len);
+	if (frame_writer_body(t->out, b, len) < 0 || frame_writer_end(t->out) < 0)
+		tool_writer_failed(t->out);
+	return 0;
+}
+
+static int tap_frame(struct tool *t, struct frame_reader *fr, struct headers *h)
+{
+	static struct buf block = BUF_INIT;
+	struct buf err = BUF_INIT;
 	const char *p;
 	size_t n;
-	int hit = 1, r = 0;
+	int hit = 1, r;
 	int body_for_when = when && (expr_needs(when) & EXPR_NEEDS_BODY);
 
 	counters[C_IN].n++;
@@ -233,48 +298,32 @@ static int tap_frame(struct tool *t, struct frame_reader *fr, struct headers *h)
 	 * stdout nor a tap could take the message. */
 	if (frame_history_on() &&
 	    frame_header_size(h, frame_reader_body_length(fr)) > FRAME_HEADER_MAX) {
-		buf_reset(&err);
 		frame_header_too_big(&err, h, frame_reader_body_length(fr));
 		/* Exit 65, or, from a dir: input, its file is set aside. */
 		tool_invalid_refuse(t, h, err.ptr);
 		buf_release(&err);
 		return frame_reader_skip(fr);
 	}
-	/* The header block as it came, for a byte-for-byte copy. */
-	frame_reader_header_block(fr, &p, &n);
-	buf_reset(&block);
-	buf_add(&block, p, n);
 	if (frame_reader_body_length(fr) > opt.buffer && !body_for_when &&
 	    !(opt.format == FORMAT_ENVELOPE && any_blocking)) {
 		if (when) {
 			expr_env_bind(env, h, NULL, 0);
 			if (expr_eval_bool(when, env, &hit, &err) < 0)
 				hit = 0;
+			buf_release(&err);
 		}
+		/* The header block as it came, for a byte-for-byte copy. */
+		frame_reader_header_block(fr, &p, &n);
+		buf_reset(&block);
+		buf_add(&block, p, n);
 		r = tap_streaming(t, fr, h, &block, hit);
-		goto out;
+	} else {
+		r = tap_held(t, fr, h);
 	}
-	if (frame_reader_body(fr, &body) < 0)
-		return -1;
-	if (when) {
-		expr_env_bind(env, h, body.ptr, body.len);
-		/* A tap never stops the flow: an undecidable message is not tapped. */
-		if (expr_eval_bool(when, env, &hit, &err) < 0)
-			hit = 0;
-	}
-	if (hit)
-		tap_copy(h, frame_history_on() ? NULL : block.ptr, block.len, body.ptr, body.len);
-	begin_out(t, h, &block, body.len);
-	if (frame_writer_body(t->out, body.ptr, body.len) < 0 || frame_writer_end(t->out) < 0)
-		tool_writer_failed(t->out);
-out:
 	if (opt.stats_every && clock_now_ms() >= next_report) {
 		report_drops();
-		for (size_t i = 0; i < ntaps; i++)
-		any_blocking |= !taps[i].drop;
-	next_report = clock_now_ms() + opt.stats_every;
+		next_report = clock_now_ms() + opt.stats_every;
 	}
-	buf_release(&err);
 	return r;
 }
 

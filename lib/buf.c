@@ -105,7 +105,7 @@ void buf_setlen(struct buf *b, size_t len)
 	b->ptr[len] = '\0';
 }
 
-void buf_add(struct buf *b, const void *data, size_t n)
+void buf_add_slow(struct buf *b, const void *data, size_t n)
 {
 	if (!n)
 		return;

@@ -25,7 +25,19 @@ char *buf_detach(struct buf *b, size_t *len);
 void buf_grow(struct buf *b, size_t extra);
 void buf_setlen(struct buf *b, size_t len);
 static inline void buf_reset(struct buf *b) { buf_setlen(b, 0); }
-void buf_add(struct buf *b, const void *data, size_t n);
+void buf_add_slow(struct buf *b, const void *data, size_t n);
+/* Inline when there is room: frames are appended to output buffers
+ * whole, one call a frame. */
+static inline void buf_add(struct buf *b, const void *data, size_t n)
+{
+	if (n && n < b->cap - b->len) {
+		__builtin_memcpy(b->ptr + b->len, data, n);
+		b->len += n;
+		b->ptr[b->len] = '\0';
+	} else {
+		buf_add_slow(b, data, n);
+	}
+}
 void buf_addstr(struct buf *b, const char *s);
 void buf_addch_slow(struct buf *b, int c);
 /* Inline: appending one byte is on every hot path. */

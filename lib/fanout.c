@@ -82,6 +82,21 @@ static void kill_channel(struct fanout_channel *c, size_t *failed)
 	(*failed)++;
 }
 
+void fanout_write_whole(struct fanout *f, const struct fanout_set *s,
+			const char *frame, size_t n, size_t *failed)
+{
+	*failed = 0;
+	for (size_t k = 0; k < s->n; k++) {
+		struct fanout_channel *c = &f->v[s->idx[k]];
+		if (c->dead)
+			continue;
+		if (frame_writer_whole(c->w, frame, n) < 0)
+			kill_channel(c, failed);
+		else
+			c->sent++;
+	}
+}
+
 int fanout_write(struct fanout *f, const struct fanout_set *s,
 		 const struct headers *h, const char *block, size_t block_len,
 		 const char *body, uint64_t len,

@@ -54,6 +54,10 @@ static inline void fanout_set_clear(struct fanout_set *s) { s->n = 0; }
  * channel that fails is marked dead and the others go on. Returns -1 only
  * if reading the body failed; *failed counts channels that died now.
  */
+/* Write one message given whole, as read (frame_reader_whole), to every
+ * live channel of the set; *failed counts channels that died now. */
+void fanout_write_whole(struct fanout *f, const struct fanout_set *s,
+			const char *frame, size_t n, size_t *failed);
 int fanout_write(struct fanout *f, const struct fanout_set *s,
 		 const struct headers *h, const char *block, size_t block_len,
 		 const char *body, uint64_t len,

@@ -10,7 +10,9 @@
 
 #include "diag.h"
 #include "io.h"
+#include "linescan.h"
 #include "sizes.h"
+#include "frame-parts.h"
 #include "timer.h"
 
 static const char raw_hint[] = "; not a message stream; wrap raw data with msg-wrap";
@@ -44,8 +46,7 @@ int frame_reader_exit_code(const struct frame_reader *fr)
 	return fr->err_kind == FRAME_ERR_IO ? EX_IOERR : EX_DATAERR;
 }
 
-__attribute__((format(printf, 3, 4)))
-static int fail(struct frame_reader *fr, uint64_t offset, const char *fmt, ...)
+int frame_reader_fail(struct frame_reader *fr, uint64_t offset, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -241,10 +242,29 @@ static void msgid_from_partial(struct frame_reader *fr)
 /* Find the end of the header block: returns its length incl. the blank line. */
 #define LINE_ENDS (sizeof(((struct frame_reader *)0)->line_end) / sizeof(uint16_t))
 
+/*
+ * The LF at s[i] ends a line that began at *line_start: 1 when that line
+ * is the blank one that ends the block, else 0 (its end noted).
+ */
+static int line_ended(struct frame_reader *fr, const char *s, size_t i,
+		      size_t *line_start)
+{
+	size_t line_len = i + 1 - *line_start;
+
+	if (line_len == 1 || (line_len == 2 && s[*line_start] == '\r'))
+		return 1;
+	/* A line may end in a later read: only a LF starts one. */
+	*line_start = i + 1;
+	if (fr->lines < LINE_ENDS && i < FRAME_HEADER_MAX)
+		fr->line_end[fr->lines++] = (uint16_t)i;
+	return 0;
+}
+
 static int find_block_end(struct frame_reader *fr, size_t *block_len)
 {
 	/* Both relative to pos, so they survive fill() moving the data. */
 	size_t scanned = 0, line_start = 0;
+	unsigned cr_nul = 0;	/* a CR or NUL was seen in the block */
 
 	fr->lines = 0;
 
@@ -253,30 +273,30 @@ static int find_block_end(struct frame_reader *fr, size_t *block_len)
 		size_t avail = fr->end - fr->pos;
 
 		while (scanned < avail) {
-			const char *nl = memchr(s + scanned, '\n', avail - scanned);
-			size_t line_len;
+			size_t width = avail - scanned < LINESCAN_WIDTH ?
+					       avail - scanned : LINESCAN_WIDTH;
+			struct linescan m = linescan(s + scanned, width);
 
-			if (!nl) {
-				scanned = avail;
-				break;
-			}
-			scanned = (size_t)(nl - s) + 1;
-			line_len = scanned - line_start;
-			if (line_len == 1 ||
-			    (line_len == 2 && s[line_start] == '\r')) {
-				if (scanned > FRAME_HEADER_MAX)
-					break;
-				*block_len = scanned;
+			for (unsigned lf = m.lf; lf; lf &= lf - 1) {
+				unsigned bit = (unsigned)__builtin_ctz(lf);
+				size_t i = scanned + bit;
+
+				if (!line_ended(fr, s, i, &line_start))
+					continue;
+				if (i + 1 > FRAME_HEADER_MAX)
+					return frame_reader_fail(fr, fr->base + fr->pos,
+								 "header block over 64 KiB");
+				fr->block_clean =
+					!(cr_nul | linescan_through(m.cr_nul, bit));
+				*block_len = i + 1;
 				return 1;
 			}
-			/* A line may end in a later read: only a LF starts one. */
-			line_start = scanned;
-			if (fr->lines < LINE_ENDS && scanned <= FRAME_HEADER_MAX)
-				fr->line_end[fr->lines++] = (uint16_t)(scanned - 1);
+			cr_nul |= m.cr_nul;
+			scanned += width;
 		}
 		if (scanned > FRAME_HEADER_MAX)
-			return fail(fr, fr->base + fr->pos,
-				    "header block over 64 KiB");
+			return frame_reader_fail(fr, fr->base + fr->pos,
+						 "header block over 64 KiB");
 		int r = fill(fr);
 		if (r < 0)
 			return -1;
@@ -284,182 +304,10 @@ static int find_block_end(struct frame_reader *fr, size_t *block_len)
 			if (fr->pos == fr->end)
 				return 0;
 			msgid_from_partial(fr);
-			return fail(fr, fr->base + fr->end,
-				    "truncated frame: end of input in the header block");
+			return frame_reader_fail(fr, fr->base + fr->end,
+						 "truncated frame: end of input in the header block");
 		}
 	}
-}
-
-static int parse_length(const char *v, size_t n, uint64_t *out)
-{
-	uint64_t x = 0;
-
-	if (n == 0 || n > 19)
-		return -1;
-	for (size_t i = 0; i < n; i++) {
-		if (v[i] < '0' || v[i] > '9')
-			return -1;
-		x = x * 10 + (uint64_t)(v[i] - '0');
-	}
-	*out = x;
-	return 0;
-}
-
-/* The first Message-Id of the block, for errors; copied only once the
- * block has parsed, so a fault inside the block does not name it. */
-static void remember_msgid(struct frame_reader *fr, const char *id, size_t n)
-{
-	if (n >= sizeof(fr->msgid))
-		n = sizeof(fr->msgid) - 1;
-	memcpy(fr->msgid, id, n);
-	fr->msgid[n] = '\0';
-}
-
-/*
- * The names nearly every frame has, spelled as the writers spell them,
- * colon included, at s with room bytes left in the block: their length,
- * or 0. Matched whole, their bytes need no look one by one.
- */
-static size_t common_name(const char *s, size_t room)
-{
-#define SPELLED(lit) (room > sizeof(lit) - 1 && !memcmp(s, lit, sizeof(lit) - 1))
-	switch (s[0]) {
-	case 'M':
-		return SPELLED("Message-Id:") ? 10 : 0;
-	case 'T':
-		return SPELLED("Timestamp:") ? 9 : 0;
-	case 'C':
-		return SPELLED("Content-Length:") ? 14 : SPELLED("Content-Type:") ? 12 : 0;
-	}
-	return 0;
-#undef SPELLED
-}
-
-/* The length of the valid header name that ends in a colon at s, or 0:
- * one pass does what finding the colon and checking the name before it
- * would. The block ends in LF (at end - 1), which no name holds, so the
- * scan needs no bound of its own. */
-static size_t valid_name_before_colon(const char *s, const char *end)
-{
-	size_t i = common_name(s, (size_t)(end - s));
-
-	if (i)
-		return i;
-	while (header_name_char(s[i]))
-		i++;
-	return i > 0 && i <= HEADER_NAME_MAX && s[i] == ':' ? i : 0;
-}
-
-/* The bytes that end a run of a header value: the LF that ends its line
- * and the bytes a value may not hold (a CR is allowed just before LF). */
-static const unsigned char value_stop[256] = { ['\n'] = 1, ['\r'] = 1, ['\0'] = 1 };
-
-/* A line that is not "Name: value": say what is wrong with it. */
-static int fail_line(struct frame_reader *fr, uint64_t off, const char *s,
-		     const char *end)
-{
-	const char *nl = memchr(s, '\n', (size_t)(end - s));
-	const char *colon = memchr(s, ':', (size_t)(nl - s));
-
-	if (!colon)
-		return fail(fr, off, "header line without colon");
-	return fail(fr, off, "invalid header name '%.*s'",
-		    (int)((colon - s) > 64 ? 64 : colon - s), s);
-}
-
-/*
- * Parse the header line at s, in the arena's copy of the block at blk,
- * which ends before end: add it to h and return the start of the next
- * line, or NULL on a fault. In a clean block (no CR, no NUL: the usual
- * one) the value's line ends at the next LF, found by memchr; else each
- * byte of the value is checked.
- */
-static char *parse_line(struct frame_reader *fr, const char *blk, char *s,
-			const char *end, int clean, size_t line, struct headers *h)
-{
-	uint64_t off = fr->frame_offset + (uint64_t)(s - blk);
-	size_t name_len = valid_name_before_colon(s, end);
-	char *v, *e;
-
-	if (!name_len) {
-		fail_line(fr, off, s, end);
-		return NULL;
-	}
-	v = s + name_len + 1;
-	if (clean) {
-		/* No CR or NUL in the block: the line ends at its LF. */
-		e = line < fr->lines ? (char *)blk + fr->line_end[line]
-				     : memchr(v, '\n', (size_t)(end - v));
-	} else {
-		e = v;
-		while (e < end && !value_stop[(unsigned char)*e])
-			e++;
-	}
-	/* The block ends in LF, so e < end here. */
-	if (*e != '\n' && !(*e == '\r' && e + 1 < end && e[1] == '\n')) {
-		fail(fr, off, "invalid byte in value of header '%.*s'",
-		     (int)name_len, s);
-		return NULL;
-	}
-	s = e + (*e == '\r' ? 2 : 1);
-	headers_add_parsed(h, v - name_len - 1, name_len, v, (size_t)(e - v));
-	return s;
-}
-
-/* What the reader itself needs of a header just parsed: Content-Length,
- * and the first Message-Id (an index: the arena may move). */
-static int note_header(struct frame_reader *fr, struct headers *h,
-		       uint64_t off, int *have_length, long *msgid_at)
-{
-	size_t name_len, vlen;
-	const char *name = headers_name(h, h->n - 1, &name_len);
-	const char *v = headers_value(h, h->n - 1, &vlen);
-	uint64_t x;
-
-	if (header_name_eq(name, name_len, "Content-Length", 14)) {
-		if (parse_length(v, vlen, &x))
-			return fail(fr, off, "invalid Content-Length '%.*s'",
-				    (int)(vlen > 64 ? 64 : vlen), v);
-		if (*have_length && x != fr->body_len)
-			return fail(fr, off, "conflicting Content-Length headers");
-		fr->body_len = x;
-		*have_length = 1;
-	} else if (*msgid_at < 0 &&
-		   header_name_eq(name, name_len, "Message-Id", 10)) {
-		*msgid_at = (long)h->n - 1;
-	}
-	return 0;
-}
-
-/* Parse the block's len bytes at fr->buf + fr->pos into h, in a copy in
- * h's arena (one copy for the block, none per header). */
-static int parse_block(struct frame_reader *fr, size_t len, struct headers *h)
-{
-	const char *src = fr->buf + fr->pos;
-	/* Two scans of the whole block spare most lines a byte-by-byte one. */
-	int clean = !memchr(src, '\r', len) && !memchr(src, '\0', len);
-	char *blk = headers_block(h, src, len), *s = blk;
-	const char *end = blk + len;
-	long msgid_at = -1;
-	int have_length = 0;
-	size_t vlen, line = 0;
-
-	while (s < end && *s != '\n' && !(*s == '\r' && s[1] == '\n')) {
-		uint64_t off = fr->frame_offset + (uint64_t)(s - blk);
-
-		s = parse_line(fr, blk, s, end, clean, line++, h);
-		if (!s || note_header(fr, h, off, &have_length, &msgid_at) < 0)
-			return -1;
-	}
-	if (msgid_at >= 0) {
-		const char *id = headers_value(h, (size_t)msgid_at, &vlen);
-		remember_msgid(fr, id, vlen);
-	} else {
-		remember_msgid(fr, "", 0);
-	}
-	if (!have_length)
-		return fail(fr, fr->frame_offset, "missing Content-Length");
-	return 0;
 }
 
 int frame_reader_next(struct frame_reader *fr, struct headers *h)
@@ -476,7 +324,7 @@ int frame_reader_next(struct frame_reader *fr, struct headers *h)
 	if (r <= 0)
 		return r;
 	fr->frame_offset = fr->base + fr->pos;
-	if (parse_block(fr, block_len, h) < 0)
+	if (frame_parse_block(fr, block_len, h) < 0)
 		return -1;
 	fr->pos += block_len;
 	fr->block_len = block_len;
@@ -491,9 +339,9 @@ static int truncated_body(struct frame_reader *fr)
 {
 	uint64_t got = fr->body_len - fr->body_left + (fr->end - fr->pos);
 
-	return fail(fr, fr->base + fr->end,
-		    "truncated frame: end of input after %llu of %llu body bytes",
-		    (unsigned long long)got, (unsigned long long)fr->body_len);
+	return frame_reader_fail(fr, fr->base + fr->end,
+				 "truncated frame: end of input after %llu of %llu body bytes",
+				 (unsigned long long)got, (unsigned long long)fr->body_len);
 }
 
 /* After the body: exactly one LF. */
@@ -504,13 +352,13 @@ static int finish_body(struct frame_reader *fr)
 		if (r < 0)
 			return -1;
 		if (r == 0)
-			return fail(fr, fr->base + fr->pos,
-				    "truncated frame: end of input before the LF that ends the frame");
+			return frame_reader_fail(fr, fr->base + fr->pos,
+						 "truncated frame: end of input before the LF that ends the frame");
 	}
 	if (fr->buf[fr->pos] != '\n')
-		return fail(fr, fr->base + fr->pos,
-			    "Content-Length mismatch: byte after the %llu-byte body is not LF",
-			    (unsigned long long)fr->body_len);
+		return frame_reader_fail(fr, fr->base + fr->pos,
+					 "Content-Length mismatch: byte after the %llu-byte body is not LF",
+					 (unsigned long long)fr->body_len);
 	fr->pos++;
 	fr->in_body = 0;
 	return 0;
@@ -558,14 +406,14 @@ int frame_reader_chunk(struct frame_reader *fr, const char **p, size_t *n)
 				return -1;
 			avail = fr->end - fr->pos;
 			if (r == 0 && avail == fr->body_left)
-				return fail(fr, fr->base + fr->end,
-					    "truncated frame: end of input before the LF that ends the frame");
+				return frame_reader_fail(fr, fr->base + fr->end,
+							 "truncated frame: end of input before the LF that ends the frame");
 		}
 		if (avail > fr->body_left &&
 		    fr->buf[fr->pos + fr->body_left] != '\n')
-			return fail(fr, fr->base + fr->pos + fr->body_left,
-				    "Content-Length mismatch: byte after the %llu-byte body is not LF",
-				    (unsigned long long)fr->body_len);
+			return frame_reader_fail(fr, fr->base + fr->pos + fr->body_left,
+						 "Content-Length mismatch: byte after the %llu-byte body is not LF",
+						 (unsigned long long)fr->body_len);
 		avail = (size_t)fr->body_left;
 	}
 	*p = fr->buf + fr->pos;
@@ -589,6 +437,38 @@ int frame_reader_body(struct frame_reader *fr, struct buf *out)
 	while ((r = frame_reader_chunk(fr, &p, &n)) > 0)
 		buf_add(out, p, n);
 	return r;
+}
+
+/*
+ * The block is kept in the buffer while the rest of the frame is read
+ * (pos is moved back over it, as fill() keeps buf[pos..end)); a frame
+ * that is not all there is left to frame_reader_chunk, which says what
+ * is wrong with it, at the same offset as for any other reader.
+ */
+int frame_reader_whole(struct frame_reader *fr, const char **p, size_t *n)
+{
+	size_t need, start;
+	int r = 1;
+
+	if (!fr->in_body || fr->body_left != fr->body_len ||
+	    fr->body_len >= fr->cap - fr->block_len)
+		return 0;
+	need = fr->block_len + (size_t)fr->body_len + 1;
+	fr->pos -= fr->block_len;
+	while (fr->end - fr->pos < need && r > 0)
+		r = fill(fr);
+	start = fr->pos;
+	fr->pos += fr->block_len;
+	if (r < 0)
+		return -1;
+	if (fr->end - start < need || fr->buf[start + need - 1] != '\n')
+		return 0;
+	*p = fr->buf + start;
+	*n = need;
+	fr->pos = start + need;
+	fr->body_left = 0;
+	fr->in_body = 0;
+	return 1;
 }
 
 void frame_reader_header_block(const struct frame_reader *fr, const char **p,

@@ -53,6 +53,7 @@ struct frame_reader {
 	 * look for them again. A block of more lines looks for the rest. */
 	uint16_t line_end[16];
 	size_t lines;
+	int block_clean;	/* the block holds no CR and no NUL */
 	/* Bytes read ahead of buf (frame_reader_read_ahead), handed to the
 	 * parser before the descriptor is read again; where that reading
 	 * ended (an end of input, or the errno of a failed read). */
@@ -106,6 +107,15 @@ static inline int frame_reader_buffered(const struct frame_reader *fr)
 	return fr->pos < fr->end || fr->ahead.len > fr->ahead_pos ||
 	       fr->ahead_eof || fr->ahead_err;
 }
+/*
+ * The current frame whole, as read (header block, body and the LF after
+ * it), when it fits the buffer: 1 with *p, *n pointing into the buffer
+ * (valid until the next call), the frame consumed. 0 when it is larger
+ * than the buffer, its body was begun, or it is not whole (cut short or
+ * of the wrong length): nothing consumed, and frame_reader_chunk reads it
+ * (and reports its fault). -1 on a read error.
+ */
+int frame_reader_whole(struct frame_reader *fr, const char **p, size_t *n);
 /* The current frame's header block exactly as read, blank line included;
  * valid after frame_reader_next() until the body is read. */
 void frame_reader_header_block(const struct frame_reader *fr, const char **p,

@@ -27,6 +27,7 @@ void headers_init(struct headers *h)
 {
 	h->v = NULL;
 	h->n = h->alloc = 0;
+	h->name_lengths = 0;
 	buf_init(&h->store, 0);
 }
 
@@ -40,6 +41,7 @@ void headers_release(struct headers *h)
 void headers_reset(struct headers *h)
 {
 	h->n = 0;
+	h->name_lengths = 0;
 	buf_reset(&h->store);
 }
 
@@ -54,22 +56,16 @@ void headers_copy(struct headers *dst, const struct headers *src)
 	if (src->n)
 		memcpy(dst->v, src->v, src->n * sizeof(*src->v));
 	dst->n = src->n;
+	dst->name_lengths = src->name_lengths;
 }
 
-long headers_find(const struct headers *h, const char *name, size_t len)
+long headers_find_slow(const struct headers *h, const char *name, size_t len)
 {
 	for (size_t i = 0; i < h->n; i++)
 		if (header_name_eq(h->store.ptr + h->v[i].name_off,
 				   h->v[i].name_len, name, len))
 			return (long)i;
 	return -1;
-}
-
-const char *headers_get(const struct headers *h, const char *name)
-{
-	long i = headers_find(h, name, strlen(name));
-
-	return i < 0 ? NULL : h->store.ptr + h->v[i].value_off;
 }
 
 static int is_blank(char c)
@@ -142,13 +138,12 @@ int headers_add(struct headers *h, const char *name, size_t nlen,
 		errno = EINVAL;
 		return -1;
 	}
-	if (h->n == h->alloc) {
-		h->alloc = h->alloc ? h->alloc * 2 : 16;
-		h->v = xrealloc(h->v, h->alloc * sizeof(*h->v));
-	}
+	if (h->n == h->alloc)
+		headers_grow_table(h);
 	e = &h->v[h->n++];
 	e->name_off = h->store.len;
 	e->name_len = nlen;
+	h->name_lengths |= header_length_bit(nlen);
 	buf_add(&h->store, name, nlen);
 	buf_addch(&h->store, '\0');
 	e->value_off = h->store.len;
@@ -160,33 +155,21 @@ char *headers_block(struct headers *h, const char *block, size_t len)
 {
 	char *copy;
 
-	buf_grow(&h->store, len);
+	if (buf_avail(&h->store) < len)
+		buf_grow(&h->store, len);
 	copy = h->store.ptr + h->store.len;
 	memcpy(copy, block, len);
-	buf_setlen(&h->store, h->store.len + len);
+	/* What buf_setlen does, spared a call per frame: the store has
+	 * room, so the NUL after the block fits. */
+	h->store.len += len;
+	copy[len] = '\0';
 	return copy;
 }
 
-void headers_add_parsed(struct headers *h, char *name, size_t nlen,
-			char *value, size_t vlen)
+void headers_grow_table(struct headers *h)
 {
-	struct header_entry *e;
-
-	while (vlen && is_blank(*value))
-		value++, vlen--;
-	while (vlen && is_blank(value[vlen - 1]))
-		vlen--;
-	if (h->n == h->alloc) {
-		h->alloc = h->alloc ? h->alloc * 2 : 16;
-		h->v = xrealloc(h->v, h->alloc * sizeof(*h->v));
-	}
-	e = &h->v[h->n++];
-	name[nlen] = '\0';
-	value[vlen] = '\0';
-	e->name_off = (size_t)(name - h->store.ptr);
-	e->name_len = nlen;
-	e->value_off = (size_t)(value - h->store.ptr);
-	e->value_len = vlen;
+	h->alloc = h->alloc ? h->alloc * 2 : 16;
+	h->v = xrealloc(h->v, h->alloc * sizeof(*h->v));
 }
 
 static void remove_at(struct headers *h, size_t i)

@@ -24,9 +24,12 @@ struct headers {
 	struct header_entry *v;
 	size_t n, alloc;
 	struct buf store;	/* "name\0value\0" runs, offsets in v */
+	/* Bit len % 32 set for every name of length len added since the
+	 * last reset: most lookups of a name h does not hold end here. */
+	uint32_t name_lengths;
 };
 
-#define HEADERS_INIT { NULL, 0, 0, BUF_INIT }
+#define HEADERS_INIT { NULL, 0, 0, BUF_INIT, 0 }
 
 void headers_init(struct headers *h);
 void headers_release(struct headers *h);
@@ -51,10 +54,25 @@ static inline const char *headers_value(const struct headers *h, size_t i,
 	return h->store.ptr + h->v[i].value_off;
 }
 
-/* The first value of name, or NULL. */
-const char *headers_get(const struct headers *h, const char *name);
+static inline uint32_t header_length_bit(size_t len)
+{
+	return (uint32_t)1 << (len & 31);
+}
+
 /* Index of the first header called name, or -1. */
-long headers_find(const struct headers *h, const char *name, size_t len);
+long headers_find_slow(const struct headers *h, const char *name, size_t len);
+static inline long headers_find(const struct headers *h, const char *name, size_t len)
+{
+	return h->name_lengths & header_length_bit(len) ? headers_find_slow(h, name, len) : -1;
+}
+/* The first value of name, or NULL. (Inline, so that the length of a
+ * name spelled in the call is known when it is compiled.) */
+static inline const char *headers_get(const struct headers *h, const char *name)
+{
+	long i = headers_find(h, name, strlen(name));
+
+	return i < 0 ? NULL : h->store.ptr + h->v[i].value_off;
+}
 
 /*
  * Values are normalised on the way in, so a frame can always be written:
@@ -74,8 +92,29 @@ int headers_add(struct headers *h, const char *name, size_t nlen,
  * else may be added to h in between: the arena would move.
  */
 char *headers_block(struct headers *h, const char *block, size_t len);
-void headers_add_parsed(struct headers *h, char *name, size_t nlen,
-			char *value, size_t vlen);
+/* Room for one more entry (the table doubles). */
+void headers_grow_table(struct headers *h);
+/* Inline: the frame reader calls it for every header of every frame. */
+static inline void headers_add_parsed(struct headers *h, char *name, size_t nlen,
+				      char *value, size_t vlen)
+{
+	struct header_entry *e;
+
+	while (vlen && (*value == ' ' || *value == '\t'))
+		value++, vlen--;
+	while (vlen && (value[vlen - 1] == ' ' || value[vlen - 1] == '\t'))
+		vlen--;
+	if (h->n == h->alloc)
+		headers_grow_table(h);
+	e = &h->v[h->n++];
+	h->name_lengths |= header_length_bit(nlen);
+	name[nlen] = '\0';
+	value[vlen] = '\0';
+	e->name_off = (size_t)(name - h->store.ptr);
+	e->name_len = nlen;
+	e->value_off = (size_t)(value - h->store.ptr);
+	e->value_len = vlen;
+}
 /* Replace the first value in place (removing later duplicates) or append. */
 int headers_setn(struct headers *h, const char *name, const char *value,
 		 size_t vlen);

@@ -84,20 +84,37 @@ static void dump_headers(const struct headers *h, struct buf *out)
 static int read_all(struct frame_reader *fr, struct buf *out)
 {
 	struct headers h = HEADERS_INIT;
-	struct buf body = BUF_INIT;
+	struct buf body = BUF_INIT, block = BUF_INIT;
 	int r, k = 0;
 
 	while ((r = frame_reader_next(fr, &h)) > 0) {
+		const char *p, *blk;
+		size_t n, blk_len;
+
 		dump_headers(&h, out);
 		buf_reset(&body);
-		if (k++ % 2 == 0) {
+		frame_reader_header_block(fr, &blk, &blk_len);
+		buf_reset(&block);
+		buf_add(&block, blk, blk_len);
+		if (k % 3 == 2 && (r = frame_reader_whole(fr, &p, &n)) != 0) {
+			/* The frame whole: its block as the reader saw it, the
+			 * body, one LF; what is wrong with a frame the chunks
+			 * below report. */
+			if (r < 0)
+				break;
+			CHECK(n == blk_len + frame_reader_body_length(fr) + 1);
+			CHECK(p[n - 1] == '\n');
+			CHECK(!memcmp(p, block.ptr, blk_len));
+			buf_add(&body, p + blk_len, n - blk_len - 1);
+			r = frame_reader_chunk(fr, &p, &n);
+			CHECK(r == 0);
+		} else if (k % 3 == 0) {
 			r = frame_reader_body(fr, &body);
 		} else {
-			const char *p;
-			size_t n;
 			while ((r = frame_reader_chunk(fr, &p, &n)) > 0)
 				buf_add(&body, p, n);
 		}
+		k++;
 		if (r < 0)
 			break;
 		buf_addch(out, '[');
@@ -107,6 +124,7 @@ static int read_all(struct frame_reader *fr, struct buf *out)
 	}
 	headers_release(&h);
 	buf_release(&body);
+	buf_release(&block);
 	return r;
 }
 
@@ -336,6 +354,67 @@ static void test_faults(void)
 	       "in: offset 0: invalid byte in value of header 'A'");
 	STREAM("Content-Length: 0\nA: x\0y\n\n\n", "",
 	       "in: offset 18: invalid byte in value of header 'A'");
+	/* The block is looked at 16 bytes at a time: a CR or NUL in the
+	 * last byte of a 16, the first of the next, or the short tail. */
+	STREAM("A: 123456789012\rB: 1\nContent-Length: 0\n\n\n", "",
+	       "in: offset 0: invalid byte in value of header 'A'");
+	STREAM("A: 1234567890123\0: 1\nContent-Length: 0\n\n\n", "",
+	       "in: offset 0: invalid byte in value of header 'A'");
+	STREAM("Content-Length: 0\nA: 12345678901234\r\n\n\n",
+	       "Content-Length=0;A=12345678901234;[]", NULL);
+	STREAM("Content-Length: 0\nA: 1234567\r8\n\n\n", "",
+	       "in: offset 18: invalid byte in value of header 'A'");
+}
+
+/* The bytes after a block's blank line are the body's: a CR or NUL there
+ * is no fault of the block, even in the same 16 bytes as its end. */
+static void test_block_edges(void)
+{
+	STREAM("Content-Length: 4\n\n\r\0\r\0\n",
+	       "Content-Length=4;[\r@\r@]", NULL);
+	STREAM("A: 1\nContent-Length: 1\n\n\r\n",
+	       "A=1;Content-Length=1;[\r]", NULL);
+	STREAM("Content-Length: 1\nB: 2345678\n\n\0\n",
+	       "Content-Length=1;B=2345678;[@]", NULL);
+}
+
+/* frame_reader_whole hands a frame out whole only when all of it is
+ * there and well framed; else nothing is consumed and the chunks tell. */
+static void test_whole(void)
+{
+	static const char two[] = "Content-Length: 2\n\nab\nContent-Length: 1\n\nc\n";
+	static const char bad_lf[] = "Content-Length: 2\n\nabc";
+	struct frame_reader fr;
+	struct headers h = HEADERS_INIT;
+	const char *p;
+	size_t n;
+	int fd = memfd_with(two, sizeof(two) - 1);
+
+	frame_reader_init(&fr, fd, "in");
+	CHECK(frame_reader_next(&fr, &h) == 1);
+	CHECK(frame_reader_whole(&fr, &p, &n) == 1);
+	CHECK(n == 22 && !memcmp(p, two, 22));
+	/* Called again after the frame, there is no frame in hand. */
+	CHECK(frame_reader_whole(&fr, &p, &n) == 0);
+	CHECK(frame_reader_next(&fr, &h) == 1);
+	/* A body begun is no longer whole. */
+	CHECK(frame_reader_chunk(&fr, &p, &n) == 1 && n == 1 && *p == 'c');
+	CHECK(frame_reader_whole(&fr, &p, &n) == 0);
+	CHECK(frame_reader_chunk(&fr, &p, &n) == 0);
+	CHECK(frame_reader_next(&fr, &h) == 0);
+	frame_reader_release(&fr);
+	close(fd);
+
+	fd = memfd_with(bad_lf, sizeof(bad_lf) - 1);
+	frame_reader_init(&fr, fd, "in");
+	CHECK(frame_reader_next(&fr, &h) == 1);
+	CHECK(frame_reader_whole(&fr, &p, &n) == 0);
+	CHECK(frame_reader_chunk(&fr, &p, &n) == -1);
+	CHECK_STR(frame_reader_error(&fr),
+		  "in: offset 21: Content-Length mismatch: byte after the 2-byte body is not LF");
+	frame_reader_release(&fr);
+	close(fd);
+	headers_release(&h);
 }
 
 static void test_raw_hint(void)
@@ -733,6 +812,8 @@ int main(void)
 	test_trickle();
 	test_large();
 	test_faults();
+	test_block_edges();
+	test_whole();
 	test_raw_hint();
 	test_header_limit();
 	test_skip_and_errors();

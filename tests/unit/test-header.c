@@ -296,6 +296,44 @@ static void test_copy(void)
 	headers_release(&b);
 }
 
+/* Lookups first ask whether a name of that length was added: names
+ * whose lengths share a bit (1 and 33) are still told apart, and a reset,
+ * a copy and a parsed block keep the answer right. */
+static void test_name_lengths(void)
+{
+	static const char long_name[] = "Abcdefghijklmnopqrstuvwxyz-123456";
+	struct headers a = HEADERS_INIT, b = HEADERS_INIT;
+	char block[] = "Expires: soon\nContent-Length: 0\n\n";
+
+	CHECK(sizeof(long_name) - 1 == 33);
+	CHECK(headers_get(&a, "A") == NULL);
+	add(&a, long_name, "long");
+	CHECK(headers_get(&a, "A") == NULL);
+	CHECK_STR(headers_get(&a, long_name), "long");
+	add(&a, "A", "short");
+	CHECK_STR(headers_get(&a, "a"), "short");
+	CHECK(headers_get(&a, "B") == NULL);
+	headers_copy(&b, &a);
+	CHECK_STR(headers_get(&b, "A"), "short");
+	CHECK_STR(headers_get(&b, long_name), "long");
+	headers_remove(&a, "A");
+	CHECK(headers_get(&a, "A") == NULL);
+	headers_reset(&a);
+	CHECK(headers_get(&a, long_name) == NULL);
+	add(&a, "Expire", "x");
+	CHECK(headers_get(&a, "Expires") == NULL);
+	/* As the frame reader adds them. */
+	headers_reset(&a);
+	char *blk = headers_block(&a, block, sizeof(block) - 1);
+	headers_add_parsed(&a, blk, 7, blk + 8, 5);
+	headers_add_parsed(&a, blk + 14, 14, blk + 29, 2);
+	CHECK_STR(headers_get(&a, "expires"), "soon");
+	CHECK_STR(headers_get(&a, "Content-Length"), "0");
+	CHECK(headers_get(&a, "Message-Id") == NULL);
+	headers_release(&a);
+	headers_release(&b);
+}
+
 int main(void)
 {
 	test_add_get();
@@ -307,5 +345,6 @@ int main(void)
 	test_add_line();
 	test_aliasing();
 	test_copy();
+	test_name_lengths();
 	return unit_done();
 }
