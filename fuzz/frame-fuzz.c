@@ -10,6 +10,8 @@
  *   bit 6     load bodies up to 1 MiB whole (frame_reader_body), else
  *             by chunks
  *   bit 7     skip the bodies of every other frame
+ * Of the frames read by chunks, every other one is first asked for whole
+ * (frame_reader_whole), which must agree with the chunks.
  * Every frame read is checked (headers well formed, Content-Length agrees),
  * copied and edited with headers_*, written to /dev/null, and the first
  * one is written to memory and read back: it must come back the same.
@@ -214,6 +216,17 @@ static int read_stream(int fd, unsigned ctl, int first_pass, struct buf *t)
 			REQUIRE(frame_writer_write(&null_out, &copy, body.ptr, body.len) == 0);
 			if (first_pass && fr.frames == 1)
 				round_trip(&h, &body);
+			continue;
+		}
+		/* Every other frame whole, when it fits the buffer and is well
+		 * framed; else by chunks, which must then report what is wrong. */
+		if (fr.frames % 2 == 0 && (r = frame_reader_whole(&fr, &p, &n)) != 0) {
+			if (r < 0)
+				break;
+			REQUIRE(n == fr.block_len + len + 1 && p[n - 1] == '\n');
+			REQUIRE(p[fr.block_len - 1] == '\n');
+			REQUIRE(frame_writer_whole(&null_out, p, n) == 0);
+			note(t, p + fr.block_len, (size_t)len);
 			continue;
 		}
 		/* The chunks are kept, so no frame is left half written. */
