@@ -29,7 +29,7 @@
 #define READY_WAIT_MS 1000
 
 /* A frame's bytes in memory, as a descriptor the frame writer writes
- * and the frame reader reads. */
+ * a message to be published into. */
 static int frame_file(const char *name, struct buf *err)
 {
 	int fd = memfd_create("msg-amqp", MFD_CLOEXEC);
@@ -38,27 +38,6 @@ static int frame_file(const char *name, struct buf *err)
 		buf_addf(err, "'%s': cannot make a frame buffer: %s", name,
 			 strerror(errno));
 	return fd;
-}
-
-/* All of p at the start of fd: 0, or -1 with errno. */
-static int pwrite_all(int fd, const char *p, size_t n)
-{
-	off_t at = 0;
-
-	while (n) {
-		ssize_t w = pwrite(fd, p, n, at);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			if (w == 0)
-				errno = ENOSPC;
-			return -1;
-		}
-		p += w;
-		n -= (size_t)w;
-		at += w;
-	}
-	return 0;
 }
 
 static int frame_file_reset(int fd)
@@ -344,8 +323,8 @@ struct channel_sink *channel_amqp_sink(const char *addr, struct buf *err)
 struct amqp_in {
 	struct channel_in base;
 	struct mq_conn c;
-	int fd;			/* the frame of the delivery in hand */
-	struct buf frame, name, err;
+	struct buf frame;	/* the delivery in hand, as a frame */
+	struct buf name, err;
 	uint64_t tag;		/* of the delivery in hand */
 	uint64_t ack_upto;	/* every delivery up to it is finished */
 	uint64_t acked;		/* acknowledged up to */
@@ -363,23 +342,17 @@ static int in_failed(struct amqp_in *ai)
 	return -1;
 }
 
-/* The delivery as a frame in ai->fd: its properties' headers, then its
- * body; written in one piece over the last one, cut to its length. */
-static int delivery_frame(struct amqp_in *ai, const amqp_envelope_t *env)
+/* The delivery as a frame in ai->frame, read from there (a source in
+ * memory): its properties' headers, then its body. */
+static void delivery_frame(struct amqp_in *ai, const amqp_envelope_t *env)
 {
 	const amqp_bytes_t *body = &env->message.body;
-	size_t last = ai->frame.len;
 
 	buf_reset(&ai->frame);
 	mq_props_to_block(&env->message.properties, env->redelivered, &ai->frame);
 	buf_addf(&ai->frame, "Content-Length: %zu\n\n", body->len);
 	buf_add(&ai->frame, body->bytes, body->len);
 	buf_addch(&ai->frame, '\n');
-	if (pwrite_all(ai->fd, ai->frame.ptr, ai->frame.len) < 0 ||
-	    (ai->frame.len < last && ftruncate(ai->fd, (off_t)ai->frame.len) < 0) ||
-	    lseek(ai->fd, 0, SEEK_SET) < 0)
-		return -1;
-	return 0;
 }
 
 /* A frame other than a delivery: only a close or a cancel matter. */
@@ -405,14 +378,13 @@ static int other_frame(struct amqp_in *ai)
 	return 0;
 }
 
-/* The next delivery within timeout_ms into ai->fd: 1, 0 (none came), or
+/* The next delivery within timeout_ms into ai->frame: 1, 0 (none came), or
  * -1 with the reason in ai->err. */
 static int take_delivery(struct amqp_in *ai, int timeout_ms)
 {
 	struct timeval tv = { timeout_ms / 1000, timeout_ms % 1000 * 1000 };
 	amqp_envelope_t env;
 	amqp_rpc_reply_t r;
-	int ok;
 
 	amqp_maybe_release_buffers(ai->c.conn);
 	r = amqp_consume_message(ai->c.conn, &env, &tv, 0);
@@ -424,17 +396,17 @@ static int take_delivery(struct amqp_in *ai, int timeout_ms)
 		return other_frame(ai);
 	if (r.reply_type != AMQP_RESPONSE_NORMAL)
 		return mq_conn_reply_error(&ai->c, r, "cannot read", &ai->err);
-	ok = delivery_frame(ai, &env);
-	if (ok == 0) {
-		ai->tag = env.delivery_tag;
-		ai->ack_upto = ai->tag;
-		ai->held++;
-	} else {
-		buf_addf(&ai->err, "'%s': cannot hold a delivery: %s", ai->c.name,
-			 strerror(errno));
-	}
+	delivery_frame(ai, &env);
+	ai->tag = env.delivery_tag;
+	ai->ack_upto = ai->tag;
+	ai->held++;
 	amqp_destroy_envelope(&env);
-	return ok == 0 ? 1 : -1;
+	return 1;
+}
+
+static unsigned ack_batch(const struct amqp_in *ai)
+{
+	return ai->c.addr.prefetch >= 4 ? ai->c.addr.prefetch / 4 : 1;
 }
 
 /*
@@ -446,7 +418,14 @@ static int take_delivery(struct amqp_in *ai, int timeout_ms)
 static int take_ready(struct amqp_in *ai)
 {
 	long ready;
-	int r = take_delivery(ai, 0);
+	int r;
+
+	/* A batch ends every quarter of the prefetch: its acknowledgement
+	 * lets the broker send on while the rest is processed, where one at
+	 * the prefetch would leave it waiting for the whole batch. */
+	if (ai->held >= ack_batch(ai))
+		return 0;
+	r = take_delivery(ai, 0);
 
 	while (r == 0 && ai->held < ai->c.addr.prefetch && !io_stop_requested) {
 		ready = mq_conn_ready(&ai->c, &ai->err);
@@ -479,7 +458,9 @@ static int amqp_next(struct channel_in *in, int wait, struct channel_source *src
 	buf_reset(&ai->name);
 	buf_addf(&ai->name, "%s delivery %llu", ai->c.name,
 		 (unsigned long long)ai->tag);
-	src->fd = ai->fd;
+	src->fd = -1;
+	src->mem = ai->frame.ptr;
+	src->mem_len = ai->frame.len;
 	src->name = ai->name.ptr;
 	src->whole = 1;
 	return CHANNEL_MESSAGE;
@@ -519,8 +500,6 @@ static void amqp_in_close(struct channel_in *in)
 	struct amqp_in *ai = (struct amqp_in *)in;
 
 	mq_conn_close(&ai->c);
-	if (ai->fd >= 0)
-		close(ai->fd);
 	buf_release(&ai->frame);
 	buf_release(&ai->name);
 	buf_release(&ai->err);
@@ -552,8 +531,7 @@ struct channel_in *channel_amqp_in(const char *addr, struct buf *err)
 	buf_init(&ai->frame, 0);
 	buf_init(&ai->name, 0);
 	buf_init(&ai->err, 0);
-	ai->fd = frame_file(addr, err);
-	if (ai->fd < 0 || mq_conn_open(&ai->c, addr, err) < 0)
+	if (mq_conn_open(&ai->c, addr, err) < 0)
 		goto fail;
 	if (!ai->c.addr.queue) {
 		buf_addf(err, "cannot read '%s': an exchange is for publishing; "

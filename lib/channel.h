@@ -154,6 +154,10 @@ struct channel_source {
 	 * even when the tool is asked to stop, and a framing fault is the
 	 * fault of this one message. */
 	int whole;
+	/* A whole source held in memory (a broker's delivery), fd -1: its
+	 * bytes, valid until the next call on the channel. */
+	const char *mem;
+	size_t mem_len;
 	/* CHANNEL_SET_ASIDE, _SKIPPED and _PASSED, about the entry in name */
 	const char *kind;	/* what it is, "a directory", or NULL */
 	const char *where;	/* SET_ASIDE: where it went */

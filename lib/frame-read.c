@@ -31,10 +31,27 @@ void frame_reader_init(struct frame_reader *fr, int fd, const char *name)
 	buf_init(&fr->ahead, 0);
 }
 
+void frame_reader_init_mem(struct frame_reader *fr, const char *p, size_t n,
+			   const char *name)
+{
+	memset(fr, 0, sizeof(*fr));
+	fr->fd = -1;
+	fr->name = xstrdup(name);
+	/* Never written: the end of input is here, so fill() never moves
+	 * or reads into it. */
+	fr->buf = (char *)p;
+	fr->borrowed = 1;
+	fr->cap = fr->end = n;
+	fr->eof = 1;
+	buf_init(&fr->err, 0);
+	buf_init(&fr->ahead, 0);
+}
+
 void frame_reader_release(struct frame_reader *fr)
 {
 	free(fr->name);
-	free(fr->buf);
+	if (!fr->borrowed)
+		free(fr->buf);
 	buf_release(&fr->err);
 	buf_release(&fr->ahead);
 	memset(fr, 0, sizeof(*fr));

@@ -40,6 +40,7 @@ struct frame_reader {
 	uint64_t base;		/* stream offset of buf[0] */
 	int eof;
 	int may_wait;		/* reads can block: flush outputs before */
+	int borrowed;		/* buf is the caller's (frame_reader_init_mem) */
 	void (*before_wait)(void *arg);	/* instead of flushing them */
 	void *before_wait_arg;
 	int in_body;		/* body (or its final LF) not yet consumed */
@@ -66,6 +67,10 @@ struct frame_reader {
 
 /* name is copied; fd is not closed by release. */
 void frame_reader_init(struct frame_reader *fr, int fd, const char *name);
+/* A reader of the n bytes at p, which stay the caller's and unchanged
+ * until the reader is released; their end is the end of input. */
+void frame_reader_init_mem(struct frame_reader *fr, const char *p, size_t n,
+			   const char *name);
 /* Before a read(2) that may block, call fn(arg) instead of
  * frame_writers_flush_all() (the input loop ends its batch there). */
 static inline void frame_reader_before_wait(struct frame_reader *fr,

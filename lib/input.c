@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -159,18 +160,40 @@ static void before_wait(void *arg)
  * middle of one: 0 when the frame in hand is whole, -1 with the reader's
  * error when not.
  */
-static int frame_whole(struct frame_reader *fr, int fd)
+static int frame_whole(struct frame_reader *fr, const struct channel_source *src)
 {
 	/* Where the frame's final LF must be: its header block, then body. */
 	uint64_t lf_at = fr->frame_offset + fr->block_len + frame_reader_body_length(fr);
 	struct stat st;
 	char c;
 
-	if (fstat(fd, &st) == 0 && (uint64_t)st.st_size > lf_at &&
-	    pread(fd, &c, 1, (off_t)lf_at) == 1 && c == '\n')
+	if (src->mem) {
+		if (lf_at < src->mem_len && src->mem[lf_at] == '\n')
+			return 0;
+	} else if (fstat(src->fd, &st) == 0 && (uint64_t)st.st_size > lf_at &&
+		   pread(src->fd, &c, 1, (off_t)lf_at) == 1 && c == '\n') {
 		return 0;
+	}
 	/* The reader reads on to the fault and names it as it would. */
 	return frame_reader_skip(fr) < 0 ? -1 : 0;
+}
+
+/* A whole source that is not well framed goes to --invalid whole (1),
+ * or is the tool's to refuse (0); one held in memory is put in a file
+ * for it first. */
+static int divert_source(struct input *in, const struct channel_source *src,
+			 const char *reason)
+{
+	int fd, r;
+
+	if (!src->mem)
+		return in->ops->divert_file(in->ctx, src->fd, src->name, reason);
+	fd = memfd_create("msg-source", MFD_CLOEXEC);
+	if (fd < 0 || write_all(fd, src->mem, src->mem_len) < 0)
+		die_errno(EX_OSERR, "cannot hold '%s' to set it aside", src->name);
+	r = in->ops->divert_file(in->ctx, fd, src->name, reason);
+	close(fd);
+	return r;
 }
 
 /*
@@ -185,11 +208,14 @@ int input_frames_of(struct input *in, const struct channel_source *src,
 	struct frame_reader fr;
 	int r = 0, stopped = 0;
 
-	frame_reader_init(&fr, src->fd, src->name);
+	if (src->mem)
+		frame_reader_init_mem(&fr, src->mem, src->mem_len, src->name);
+	else
+		frame_reader_init(&fr, src->fd, src->name);
 	frame_reader_before_wait(&fr, before_wait, in);
 	while (!(stopped = io_stop_requested && !src->whole) &&
 	       !in->current_refused && (r = frame_reader_next(&fr, h)) > 0) {
-		if (src->whole && frame_whole(&fr, src->fd) < 0) {
+		if (src->whole && frame_whole(&fr, src) < 0) {
 			r = -1;
 			break;
 		}
@@ -198,8 +224,7 @@ int input_frames_of(struct input *in, const struct channel_source *src,
 			reader_failed(&fr);
 	}
 	if (r < 0 && src->whole && frame_reader_exit_code(&fr) == EX_DATAERR) {
-		if (!in->ops->divert_file(in->ctx, src->fd, src->name,
-					  frame_reader_error(&fr)))
+		if (!divert_source(in, src, frame_reader_error(&fr)))
 			input_refuse(in, frame_reader_error(&fr));
 		r = 0;
 	}

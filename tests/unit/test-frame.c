@@ -128,17 +128,31 @@ static int read_all(struct frame_reader *fr, struct buf *out)
 	return r;
 }
 
-/* Read data (from a memfd) and expect the error text want, or none. */
+static void check_stream_from(const char *data, size_t n, int in_memory,
+			      const char *want_frames, const char *want_err);
+
+/* Read data (from a memfd, then from memory) and expect the error text
+ * want, or none. */
 static void check_stream(const char *data, size_t n, const char *want_frames,
 			 const char *want_err)
+{
+	for (int in_memory = 0; in_memory < 2; in_memory++)
+		check_stream_from(data, n, in_memory, want_frames, want_err);
+}
+
+static void check_stream_from(const char *data, size_t n, int in_memory,
+			      const char *want_frames, const char *want_err)
 {
 	struct frame_reader fr;
 	struct headers after = HEADERS_INIT;
 	struct buf got = BUF_INIT;
-	int fd = memfd_with(data, n);
+	int fd = in_memory ? -1 : memfd_with(data, n);
 	int r;
 
-	frame_reader_init(&fr, fd, "in");
+	if (in_memory)
+		frame_reader_init_mem(&fr, data, n, "in");
+	else
+		frame_reader_init(&fr, fd, "in");
 	r = read_all(&fr, &got);
 	CHECK_STR(got.ptr, want_frames);
 	if (want_err) {
@@ -151,7 +165,8 @@ static void check_stream(const char *data, size_t n, const char *want_frames,
 		CHECK(frame_reader_next(&fr, &after) == 0);
 	}
 	frame_reader_release(&fr);
-	close(fd);
+	if (fd >= 0)
+		close(fd);
 	headers_release(&after);
 	buf_release(&got);
 }
