@@ -12,9 +12,7 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/time.h>
-#include <unistd.h>
 
 #include "amqp-conn.h"
 #include "amqp-map.h"
@@ -28,25 +26,6 @@
  * still counts as ready before it counts them again. */
 #define READY_WAIT_MS 1000
 
-/* A frame's bytes in memory, as a descriptor the frame writer writes
- * a message to be published into. */
-static int frame_file(const char *name, struct buf *err)
-{
-	int fd = memfd_create("msg-amqp", MFD_CLOEXEC);
-
-	if (fd < 0)
-		buf_addf(err, "'%s': cannot make a frame buffer: %s", name,
-			 strerror(errno));
-	return fd;
-}
-
-static int frame_file_reset(int fd)
-{
-	if (ftruncate(fd, 0) < 0 || lseek(fd, 0, SEEK_SET) < 0)
-		return -1;
-	return 0;
-}
-
 /* One published message the broker has not confirmed yet. */
 struct unconfirmed {
 	uint64_t tag;
@@ -57,9 +36,8 @@ struct unconfirmed {
 struct amqp_sink {
 	struct channel_sink base;
 	struct mq_conn c;
-	int fd;			/* the frame being written */
 	struct headers h;
-	struct buf body, err;
+	struct buf err;
 	struct mq_props props;
 	uint64_t published;	/* delivery tags are 1, 2, ... */
 	struct unconfirmed *ring;	/* oldest at head */
@@ -88,13 +66,6 @@ static int sink_failed(struct amqp_sink *as)
 	buf_reset(&as->err);
 	errno = as->failed;
 	return -1;
-}
-
-static int sink_begin_frame(struct channel_sink *s)
-{
-	struct amqp_sink *as = as_sink(s);
-
-	return frame_file_reset(as->fd) < 0 ? -1 : as->fd;
 }
 
 static struct unconfirmed *ring_at(struct amqp_sink *as, size_t i)
@@ -209,26 +180,31 @@ static int wait_confirms(struct amqp_sink *as, size_t limit)
 	return 0;
 }
 
-/* The frame written, read back, published; the window kept. */
-static int sink_end_frame(struct channel_sink *s)
+/* The frame, whole in the writer's buffer, parsed where it lies and
+ * published; the window kept. */
+static int sink_take_frame(struct channel_sink *s, const char *frame, size_t n)
 {
 	static const struct timeval now = { 0 };
 	struct amqp_sink *as = as_sink(s);
 	struct frame_reader fr;
 	struct unconfirmed *u;
+	amqp_bytes_t body;
+	size_t block_len;
 	int status, r;
 
 	if (as->failed || wait_confirms(as, as->window - 1) < 0)
 		return 0;	/* refused at make_durable */
-	frame_reader_init(&fr, as->fd, as->c.name);
-	r = lseek(as->fd, 0, SEEK_SET) < 0 ? -1 : frame_reader_next(&fr, &as->h);
-	if (r > 0 && frame_reader_body(&fr, &as->body) < 0)
-		r = -1;
+	frame_reader_init_mem(&fr, frame, n, as->c.name);
+	r = frame_reader_next(&fr, &as->h);
+	block_len = fr.block_len;
+	body.len = (size_t)frame_reader_body_length(&fr);
 	frame_reader_release(&fr);
-	if (r <= 0) {
+	/* The writer made the frame: it parses, or the writer is broken. */
+	if (r <= 0 || block_len + body.len + 1 != n) {
 		errno = EIO;
 		return -1;
 	}
+	body.bytes = (void *)(frame + block_len);
 	buf_addf(&as->err, "'%s': ", as->c.name);
 	if (mq_props_set(&as->props, &as->h, clock_now_ms(), &as->err) < 0)
 		return sink_failed(as);
@@ -236,8 +212,7 @@ static int sink_end_frame(struct channel_sink *s)
 	status = amqp_basic_publish(as->c.conn, MQ_CHANNEL,
 				    amqp_cstring_bytes(mq_addr_exchange(&as->c.addr)),
 				    amqp_cstring_bytes(mq_addr_routing_key(&as->c.addr)),
-				    1, 0, &as->props.p,
-				    (amqp_bytes_t){ as->body.len, as->body.ptr });
+				    1, 0, &as->props.p, body);
 	if (status != AMQP_STATUS_OK) {
 		mq_conn_status_error(&as->c, status, "cannot publish", &as->err);
 		sink_failed(as);
@@ -278,10 +253,7 @@ static void sink_free(struct channel_sink *s)
 	struct amqp_sink *as = as_sink(s);
 
 	mq_conn_close(&as->c);
-	if (as->fd >= 0)
-		close(as->fd);
 	headers_release(&as->h);
-	buf_release(&as->body);
 	buf_release(&as->err);
 	mq_props_release(&as->props);
 	free(as->ring);
@@ -290,9 +262,8 @@ static void sink_free(struct channel_sink *s)
 
 static const struct channel_out_ops amqp_out_ops = {
 	.separate_frames = 1,
-	.begin_frame = sink_begin_frame,
-	.end_frame = sink_end_frame,
 	.abort_frame = sink_abort_frame,
+	.take_frame = sink_take_frame,
 	.make_durable = sink_make_durable,
 	.close = sink_close,
 	.free = sink_free,
@@ -304,11 +275,9 @@ struct channel_sink *channel_amqp_sink(const char *addr, struct buf *err)
 
 	as->base.ops = &amqp_out_ops;
 	headers_init(&as->h);
-	buf_init(&as->body, 0);
 	buf_init(&as->err, 0);
 	mq_props_init(&as->props);
-	as->fd = frame_file(addr, err);
-	if (as->fd < 0 || mq_conn_open(&as->c, addr, err) < 0 ||
+	if (mq_conn_open(&as->c, addr, err) < 0 ||
 	    mq_conn_confirm(&as->c, err) < 0) {
 		int saved = errno;
 		sink_free(&as->base);

@@ -67,7 +67,9 @@ int channel_open_write(const char *addr, struct buf *err);
  *
  * All set errno on failure. A kind whose frames each go alone (a file,
  * a broker message) sets separate_frames: the writer writes each frame
- * out whole before end_frame and refuses bytes outside frames.
+ * out whole before end_frame and refuses bytes outside frames. A kind
+ * that takes frames from memory (take_frame, below) has neither
+ * begin_frame nor end_frame.
  */
 struct channel_sink;
 struct channel_out_ops {
@@ -84,6 +86,12 @@ struct channel_out_ops {
 	 * none (0), or -1 (spool_name_next, spool_adopt). */
 	void (*name_next)(struct channel_sink *s, const char *id);
 	int (*adopt)(struct channel_sink *s, const char *id);
+	/* Optional, for a kind that sends a frame's bytes on from memory
+	 * (a broker, which needs a message whole to publish it): each frame
+	 * is held in the writer's buffer, however large, and handed over
+	 * whole, n bytes at frame; then begin_frame and end_frame are not
+	 * called and the writer has no descriptor. 0, or -1 with errno. */
+	int (*take_frame)(struct channel_sink *s, const char *frame, size_t n);
 };
 /* What every kind's sink starts with. */
 struct channel_sink {

@@ -240,11 +240,24 @@ int frame_writers_flush_all(void)
  * go straight out, without a copy through the buffer. */
 static int buffer_out(struct frame_writer *fw, const void *p, size_t n)
 {
+	/* A sink that takes frames from memory gets each one whole. */
+	if (fw->sink && fw->sink->ops->take_frame) {
+		buf_add(&fw->out, p, n);
+		return 0;
+	}
 	if (n >= WRITE_FLUSH_AT)
 		return write_direct(fw, p, n);
 	buf_add(&fw->out, p, n);
 	if (fw->out.len >= WRITE_FLUSH_AT)
 		return frame_writer_flush(fw);
+	return 0;
+}
+
+/* The frame at frame, n bytes, to a sink that takes it from memory. */
+static int hand_over(struct frame_writer *fw, const char *frame, size_t n)
+{
+	if (fw->sink->ops->take_frame(fw->sink, frame, n) < 0)
+		return set_failed(fw, errno);
 	return 0;
 }
 
@@ -262,7 +275,11 @@ static int begin_checks(struct frame_writer *fw)
 /* The sink says where the frame's bytes go (a new file, for a spool). */
 static int begin_file(struct frame_writer *fw)
 {
-	int fd = fw->sink->ops->begin_frame(fw->sink);
+	int fd;
+
+	if (fw->sink->ops->take_frame)
+		return 0;
+	fd = fw->sink->ops->begin_frame(fw->sink);
 
 	if (fd < 0)
 		return set_failed(fw, errno);
@@ -277,6 +294,14 @@ static int end_file(struct frame_writer *fw)
 {
 	int r = 0;
 
+	if (fw->sink->ops->take_frame) {
+		/* The buffer holds this frame alone: frames go out one at a
+		 * time, and nothing of it was written before. */
+		r = hand_over(fw, fw->out.ptr + fw->frame_start,
+			      fw->out.len - fw->frame_start);
+		buf_setlen(&fw->out, fw->frame_start);
+		return r;
+	}
 	if (fw->separate_frames || fw->out.len >= WRITE_FLUSH_AT || fw->locked)
 		r = frame_writer_flush(fw);
 	if (r < 0) {
@@ -398,7 +423,15 @@ int frame_writer_whole(struct frame_writer *fw, const char *frame, size_t n)
 		fw->frames++;
 		return 0;
 	}
-	if (begin_checks(fw) < 0 || begin_file(fw) < 0)
+	if (begin_checks(fw) < 0)
+		return -1;
+	if (fw->sink->ops->take_frame) {
+		if (hand_over(fw, frame, n) < 0)
+			return -1;
+		fw->frames++;
+		return 0;
+	}
+	if (begin_file(fw) < 0)
 		return -1;
 	if (write_all(fw->fd, frame, n) < 0) {
 		int err = errno;

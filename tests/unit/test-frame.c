@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "channel.h"
 #include "frame.h"
 #include "io.h"
 #include "unit.h"
@@ -703,6 +704,82 @@ static void test_writer_full(void)
 	headers_release(&h);
 }
 
+/* A sink that takes frames from memory, as a broker's does: what it
+ * was handed, each frame between brackets. */
+struct taking_sink {
+	struct channel_sink base;
+	struct buf got;
+	int fail;		/* refuse the next frame with EIO */
+};
+
+static int taking_take(struct channel_sink *s, const char *frame, size_t n)
+{
+	struct taking_sink *ts = (struct taking_sink *)s;
+
+	if (ts->fail) {
+		errno = EIO;
+		return -1;
+	}
+	buf_addch(&ts->got, '[');
+	buf_add(&ts->got, frame, n);
+	buf_addch(&ts->got, ']');
+	return 0;
+}
+
+static void taking_abort(struct channel_sink *s) { (void)s; }
+static int taking_ok(struct channel_sink *s) { (void)s; return 0; }
+static void taking_free(struct channel_sink *s) { (void)s; }
+
+static const struct channel_out_ops taking_ops = {
+	.separate_frames = 1,
+	.abort_frame = taking_abort,
+	.make_durable = taking_ok,
+	.close = taking_ok,
+	.free = taking_free,
+	.take_frame = taking_take,
+};
+
+/* Each frame reaches such a sink whole, once, however large its body and
+ * however it was written; a refusal is the writer's sticky error. */
+static void test_writer_takes(void)
+{
+	struct taking_sink ts = { .base.ops = &taking_ops, .got = BUF_INIT };
+	struct frame_writer fw;
+	struct headers h = HEADERS_INIT;
+	struct buf big = BUF_INIT, want = BUF_INIT;
+
+	frame_writer_init_sink(&fw, &ts.base, -1, "taking");
+	headers_add(&h, "A", 1, "1", 1);
+	CHECK(frame_writer_write(&fw, &h, "hi", 2) == 0);
+	CHECK(frame_writer_whole(&fw, "Content-Length: 1\n\nx\n", 21) == 0);
+	CHECK_STR(ts.got.ptr, "[A: 1\nContent-Length: 2\n\nhi\n]"
+			      "[Content-Length: 1\n\nx\n]");
+	/* A body four times the flush size, in pieces of both sizes. */
+	for (int i = 0; i < 4 * 65536 + 5; i++)
+		buf_addch(&big, (char)('a' + i % 26));
+	buf_reset(&ts.got);
+	CHECK(frame_writer_begin(&fw, &h, big.len) == 0);
+	CHECK(frame_writer_body(&fw, big.ptr, 5) == 0);
+	CHECK(frame_writer_body(&fw, big.ptr + 5, big.len - 5) == 0);
+	CHECK(ts.got.len == 0);
+	CHECK(frame_writer_end(&fw) == 0);
+	buf_addf(&want, "[A: 1\nContent-Length: %zu\n\n", big.len);
+	buf_add(&want, big.ptr, big.len);
+	buf_addstr(&want, "\n]");
+	CHECK(ts.got.len == want.len && !memcmp(ts.got.ptr, want.ptr, want.len));
+	CHECK(fw.frames == 3);
+	CHECK(frame_writer_flush(&fw) == 0);
+	ts.fail = 1;
+	CHECK(frame_writer_write(&fw, &h, "no", 2) == -1 && errno == EIO);
+	CHECK(frame_writer_write(&fw, &h, "no", 2) == -1 && errno == EIO);
+	CHECK(ts.got.len == want.len);
+	frame_writer_release(&fw);
+	headers_release(&h);
+	buf_release(&ts.got);
+	buf_release(&big);
+	buf_release(&want);
+}
+
 /* The writer refuses a block a reader would refuse, and goes on. */
 static void test_writer_limit(void)
 {
@@ -835,6 +912,7 @@ int main(void)
 	test_writer();
 	test_writer_full();
 	test_writer_limit();
+	test_writer_takes();
 	test_read_ahead();
 	return unit_done();
 }
