@@ -16,9 +16,10 @@ librabbitmq-dev rabbitmq-server"
 case "${1:-test}" in
 bench) need="$need xmlstarlet xml-twig-tools" ;;
 esac
-# OpenSSH's sftp client and its sftp-server (no daemon), for the test of
-# an inbox against a real upload.
-need="$need openssh-client openssh-sftp-server"
+# OpenSSH's sftp client, its sftp-server and sshd, for the tests of an
+# inbox against a real upload (sftp -D with no daemon, and a private
+# sshd the test starts on 127.0.0.1 and stops).
+need="$need openssh-client openssh-sftp-server openssh-server"
 
 missing=
 for p in $need; do
@@ -36,5 +37,18 @@ fi
 echo "msgtools: installing:$missing" >&2
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq >&2
+# A package's postinst would start its daemon (sshd on port 22 of every
+# interface, a RabbitMQ broker): a policy-rc.d that answers 101 (action
+# forbidden) stops invoke-rc.d from starting any, for the time of the
+# install only; the tests start their own. One already there is the
+# machine's and is left alone. Ours goes on every way out: the EXIT
+# trap runs after a failed install too (set -e), and a signal exits.
+policy=/usr/sbin/policy-rc.d
+if [ ! -e "$policy" ] && [ ! -L "$policy" ]; then
+	trap 'rm -f "$policy"' EXIT
+	trap 'exit 1' HUP INT TERM
+	printf '#!/bin/sh\n# build-aux/deps.sh of msgtools: no service starts while it installs.\nexit 101\n' >"$policy"
+	chmod 755 "$policy"
+fi
 # shellcheck disable=SC2086
 apt-get install -y -qq --no-install-recommends $missing >&2
