@@ -9,6 +9,7 @@ load crash/build
 
 setup_file() {
 	cc_preload "$BATS_FILE_TMPDIR/faultinject.so" "$MSG_TOP/tests/faults/faultinject.c"
+	cc_program "$BATS_FILE_TMPDIR/fcntl-hold" "$MSG_TOP/tests/crash/fcntl-hold.c"
 }
 
 export LC_ALL=C
@@ -330,6 +331,37 @@ line 4" ]
 	flock -u 8
 	exec 8<&-
 	msg-wrap --once inbox:in >out2
+	[ "$(msg-unwrap <out2)" = x ]
+	inbox_empty
+}
+
+# without_lease CMD...: CMD as root without CAP_LEASE, so that a lease
+# on a file root does not own is refused to it (EACCES), as to a reader
+# that neither owns a partner's files nor holds the right: no lease can
+# tell it that a writer has a file open, only the locks can.
+without_lease() {
+	setpriv --inh-caps=-lease --bounding-set=-lease -- "$@"
+}
+
+@test "inbox: a file its writer holds under an fcntl(2) lock is left until the lock goes, by a reader that no lease can tell of writers" {
+	[ "$(id -u)" = 0 ] || skip "only root can give the reader files it does not own and take its lease right away"
+	mkdir in
+	printf 'x\n' >in/locked.txt
+	printf 'o\n' >in/open.txt
+	chown 65534:65534 in/locked.txt in/open.txt
+	spawn "$BATS_FILE_TMPDIR/fcntl-hold" in/locked.txt held
+	local holder=$spawned
+	wait_until 30 test -e held
+	# A file merely open for writing is taken by such a reader: the
+	# lease cannot see the writer, so only the lock leaves locked.txt.
+	exec 8>>in/open.txt
+	without_lease msg-wrap --once --settle 0 inbox:in >out1
+	exec 8>&-
+	[ "$(msg-unwrap <out1)" = o ]
+	[ "$(left)" = locked.txt ]
+	kill -TERM "$holder"
+	status_of "$holder" 30
+	without_lease msg-wrap --once --settle 0 inbox:in >out2
 	[ "$(msg-unwrap <out2)" = x ]
 	inbox_empty
 }
