@@ -335,13 +335,13 @@ line 4" ]
 	inbox_empty
 }
 
-# without_lease CMD...: CMD as root without CAP_LEASE, so that a lease
-# on a file root does not own is refused to it (EACCES), as to a reader
-# that neither owns a partner's files nor holds the right: no lease can
-# tell it that a writer has a file open, only the locks can.
-without_lease() {
-	setpriv --inh-caps=-lease --bounding-set=-lease -- "$@"
-}
+# "${WITHOUT_LEASE[@]}" CMD...: CMD as root without CAP_LEASE, so that
+# a lease on a file root does not own is refused to it (EACCES), as to a
+# reader that neither owns a partner's files nor holds the right: no
+# lease can tell it that a writer has a file open, only the locks can.
+# A command, not a function, so that a spawned CMD is the process
+# spawned.
+WITHOUT_LEASE=(setpriv --inh-caps=-lease --bounding-set=-lease --)
 
 @test "inbox: a file its writer holds under an fcntl(2) lock is left until the lock goes, by a reader that no lease can tell of writers" {
 	[ "$(id -u)" = 0 ] || skip "only root can give the reader files it does not own and take its lease right away"
@@ -355,13 +355,13 @@ without_lease() {
 	# A file merely open for writing is taken by such a reader: the
 	# lease cannot see the writer, so only the lock leaves locked.txt.
 	exec 8>>in/open.txt
-	without_lease msg-wrap --once --settle 0 inbox:in >out1
+	"${WITHOUT_LEASE[@]}" msg-wrap --once --settle 0 inbox:in >out1
 	exec 8>&-
 	[ "$(msg-unwrap <out1)" = o ]
 	[ "$(left)" = locked.txt ]
 	kill -TERM "$holder"
 	status_of "$holder" 30
-	without_lease msg-wrap --once --settle 0 inbox:in >out2
+	"${WITHOUT_LEASE[@]}" msg-wrap --once --settle 0 inbox:in >out2
 	[ "$(msg-unwrap <out2)" = x ]
 	inbox_empty
 }
@@ -381,6 +381,74 @@ orphan.done" ]
 	[ "$(left)" = orphan.done ]
 	run -64 --separate-stderr msg-wrap --done-marker a/b --once inbox:in
 	[ "${stderr_lines[0]}" = "msg-wrap: --done-marker takes a suffix of a file name, not 'a/b'" ]
+}
+
+# taken_whole_once FILE N: the spool out holds one message, whose body
+# is "line 1" to "line N", one a line, and whose File-Name is FILE; the
+# inbox is empty.
+taken_whole_once() {
+	spooled_one
+	[ "$(msg-unwrap -H out/new/* | sed -n 's/^File-Name: //p')" = "$1" ]
+	msg-unwrap --once dir:out >body
+	seq -f 'line %g' "$2" | diff - body
+	inbox_empty
+}
+
+@test "inbox: --done-marker: a file appended in chunks over seconds by a writer holding it open is never taken before its marker, then taken once, whole, with the marker" {
+	local reader
+	local -a look=(msg-wrap --done-marker .done --settle 0 --output dir:out inbox:in)
+	mkdir in
+	exec 8>>in/slow.csv
+	# As root the reader is one no lease can tell of the writer (a file
+	# it does not own, no CAP_LEASE): only the marker holds it back.
+	if [ "$(id -u)" = 0 ]; then
+		chown 65534:65534 in/slow.csv
+		look=("${WITHOUT_LEASE[@]}" "${look[@]}")
+	fi
+	spawn "${look[@]}" 2>reader.err
+	reader=$spawned
+	for i in 1 2 3 4 5 6; do
+		printf 'line %s\n' "$i" >&8
+		sleep 0.5
+		[ -z "$(ls out/new 2>/dev/null)" ]
+	done
+	exec 8>&-
+	# Closed, but no marker yet: still left through two more looks (the
+	# reader lists every second). A wait that can only let a wrong take
+	# pass unseen, never fail a right one.
+	sleep 2.5
+	[ -z "$(ls out/new 2>/dev/null)" ]
+	[ "$(ls in)" = slow.csv ]
+	: >in/slow.csv.done
+	wait_until 30 spooled_one
+	kill -TERM "$reader"
+	status_of "$reader" 30
+	[ "$status" = 0 ]
+	[ ! -s reader.err ]
+	taken_whole_once slow.csv 6
+}
+
+@test "inbox: --settle: a waiting reader takes a file that its writer reopens for each chunk over seconds only once it is done, whole, once" {
+	local reader writer
+	mkdir in
+	# A gap of a tenth of the settle time between chunks, the file
+	# closed in between: no lease can see such a writer, only the
+	# second look.
+	spawn sh -c 'for i in 1 2 3 4 5 6 7 8 9 10; do
+		printf "line %s\n" "$i" >>in/f.txt; sleep 0.3; done'
+	writer=$spawned
+	wait_until 30 test -s in/f.txt
+	spawn msg-wrap --settle 3s --output dir:out inbox:in
+	reader=$spawned
+	status_of "$writer" 60
+	[ "$status" = 0 ]
+	# Nothing taken while it was written: a take would be in out now.
+	[ -z "$(ls out/new 2>/dev/null)" ]
+	wait_until 30 spooled_one
+	kill -TERM "$reader"
+	status_of "$reader" 30
+	[ "$status" = 0 ]
+	taken_whole_once f.txt 10
 }
 
 @test "inbox: --settle takes a file only when two looks that far apart see the same size and mtime" {
