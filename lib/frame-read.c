@@ -184,16 +184,19 @@ static int fill(struct frame_reader *fr)
 	for (;;) {
 		/* A tool's timers run while it waits (timer.h). */
 		r = fr->may_wait ? timer_wait_readable(fr->fd) : 0;
+		/* Asked to stop: between frames that is the end of input;
+		 * inside one, the frame is finished first, by plain reads. */
+		if (r < 0 && errno == EINTR) {
+			if (!fr->in_body && fr->pos == fr->end) {
+				fr->eof = 1;
+				return 0;
+			}
+			r = 0;
+		}
 		if (r == 0)
 			r = xread(fr->fd, fr->buf + fr->end, fr->cap - fr->end);
 		if (r >= 0 || errno != EINTR)
 			break;
-		/* Asked to stop: between frames that is the end of input;
-		 * inside one, the frame is finished first. */
-		if (!fr->in_body && fr->pos == fr->end) {
-			fr->eof = 1;
-			return 0;
-		}
 	}
 	if (r < 0)
 		return fail_io(fr);

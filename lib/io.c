@@ -5,6 +5,8 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <signal.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -15,21 +17,46 @@
 
 volatile sig_atomic_t io_stop_requested;
 
+static int poll_unless_stopped(struct pollfd *p, nfds_t n, int timeout_ms)
+{
+	struct timespec ts = { timeout_ms / 1000, (long)(timeout_ms % 1000) * 1000000 };
+	sigset_t stop, before;
+	int r, saved;
+
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGTERM);
+	sigaddset(&stop, SIGINT);
+	sigprocmask(SIG_BLOCK, &stop, &before);
+	if (io_stop_requested) {
+		r = -1;
+		errno = EINTR;
+	} else {
+		r = ppoll(p, n, timeout_ms < 0 ? NULL : &ts, &before);
+	}
+	saved = errno;
+	sigprocmask(SIG_SETMASK, &before, NULL);
+	errno = saved;
+	return r;
+}
+
+int io_poll(struct pollfd *p, int timeout_ms)
+{
+	return poll_unless_stopped(p, 1, timeout_ms);
+}
+
+int io_sleep_ms(int ms)
+{
+	return poll_unless_stopped(NULL, 0, ms) < 0 ? -1 : 0;
+}
+
 /* Wait on a FIFO opened without waiting until a writer has written or
- * come and gone (Linux reports POLLHUP only then), looking at the stop
- * request between polls: 0, or -1 with EINTR. */
+ * come and gone (Linux reports POLLHUP only then): 0, or -1 with EINTR
+ * when asked to stop. */
 static int wait_for_writer(int fd)
 {
 	struct pollfd p = { .fd = fd, .events = POLLIN };
 
-	for (;;) {
-		if (io_stop_requested) {
-			errno = EINTR;
-			return -1;
-		}
-		if (poll(&p, 1, 100) > 0)
-			return 0;
-	}
+	return io_poll(&p, -1) < 0 ? -1 : 0;
 }
 
 int io_open_read(const char *path)

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include <poll.h>
 #include <signal.h>
 
 #include "buf.h"
@@ -27,6 +28,16 @@ extern volatile sig_atomic_t io_stop_requested;
  * blocks as usual.
  */
 int io_open_read(const char *path);
+/*
+ * poll(2) of one descriptor that a stop request ends even when it came
+ * just before the wait: SIGTERM and SIGINT are held from the look at
+ * io_stop_requested until ppoll lets them in, so none can land between
+ * the two and leave the wait blocked. timeout_ms < 0 waits for ever.
+ * poll's result, or -1 with EINTR when asked to stop.
+ */
+int io_poll(struct pollfd *p, int timeout_ms);
+/* Sleep ms milliseconds, as io_poll waits: 0, or -1 with EINTR. */
+int io_sleep_ms(int ms);
 /* One read(2), retried on EINTR: bytes read, 0 at EOF, -1 with errno. */
 ssize_t xread(int fd, void *p, size_t n);
 /* Can a read of fd wait (a pipe, FIFO, socket, terminal), unlike one of a

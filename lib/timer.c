@@ -6,6 +6,7 @@
 #include <stddef.h>
 
 #include "clock.h"
+#include "io.h"
 
 static int64_t (*next_deadline)(void *);
 static void (*fire)(void *);
@@ -46,15 +47,14 @@ int timer_wait_readable(int fd)
 {
 	struct pollfd p = { .fd = fd, .events = POLLIN };
 
-	if (!next_deadline)
-		return 0;	/* the read itself waits */
 	for (;;) {
 		int64_t left = until_due();
-		int r = poll(&p, 1, left < 0 ? -1 : left > 60000 ? 60000 : (int)left);
+		int r = io_poll(&p, left < 0 ? -1 : left > 60000 ? 60000 : (int)left);
 
 		if (r > 0)
 			return 0;
-		if (r < 0)
+		/* Another signal (msg-route's SIGHUP) is not a stop. */
+		if (r < 0 && (errno != EINTR || io_stop_requested))
 			return -1;
 	}
 }

@@ -17,8 +17,9 @@
 void timer_set(int64_t (*deadline)(void *), void (*fire)(void *), void *arg);
 /*
  * Wait until fd can be read, running the timer whenever its deadline
- * passes meanwhile: 0, or -1 with errno (EINTR when a signal came; the
- * caller looks at io_stop_requested).
+ * passes meanwhile: 0, or -1 with errno (EINTR when asked to stop, even
+ * by a signal that came just before the wait: io_poll; other signals
+ * do not end the wait).
  */
 int timer_wait_readable(int fd);
 /* Run the timer if it is due, then how long a wait may last: at most

@@ -1,8 +1,12 @@
 /* test-timer: a wait for input runs the process's timer at its deadlines. */
+#include <errno.h>
+#include <signal.h>
 #include <stdint.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "clock.h"
+#include "io.h"
 #include "timer.h"
 #include "unit.h"
 
@@ -23,7 +27,8 @@ static void fire(void *arg)
 	fired_at[nfired++] = clock_now_ms();
 }
 
-/* No timer: the wait returns at once and leaves the read to wait. */
+/* No timer: the wait ends when there is something to read, or at once
+ * with EINTR when a stop was asked for before it began. */
 static void test_no_timer(void)
 {
 	int p[2];
@@ -31,12 +36,19 @@ static void test_no_timer(void)
 
 	CHECK(pipe(p) == 0);
 	timer_set(NULL, NULL, NULL);
+	CHECK(write(p[1], "x", 1) == 1);
 	t0 = clock_now_ms();
 	CHECK(timer_wait_readable(p[0]) == 0);
 	CHECK(clock_now_ms() - t0 < 1000);
 	CHECK(timer_wait_ms(250) == 250);
-	close(p[0]);
 	close(p[1]);
+	CHECK(read(p[0], &(char){ 0 }, 1) == 1);
+	io_stop_requested = 1;
+	errno = 0;
+	CHECK(timer_wait_readable(p[0]) == -1);
+	CHECK(errno == EINTR);
+	io_stop_requested = 0;
+	close(p[0]);
 }
 
 /* Three deadlines pass while nothing comes; then data does. */
@@ -88,9 +100,52 @@ static void test_wait_ms(void)
 	timer_set(NULL, NULL, NULL);
 }
 
+static void on_signal(int sig)
+{
+	if (sig == SIGTERM)
+		io_stop_requested = 1;
+}
+
+/* A signal that is not a stop (msg-route's SIGHUP) leaves the wait
+ * waiting; SIGTERM, as tool.c handles it, ends it. */
+static void test_stop_signal(void)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+	int p[2];
+	int64_t t0;
+	pid_t child;
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGUSR1, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	CHECK(pipe(p) == 0);
+	timer_set(NULL, NULL, NULL);
+	t0 = clock_now_ms();
+	child = fork();
+	if (child == 0) {
+		usleep(100000);
+		kill(getppid(), SIGUSR1);
+		usleep(200000);
+		kill(getppid(), SIGTERM);
+		_exit(0);
+	}
+	errno = 0;
+	CHECK(timer_wait_readable(p[0]) == -1);
+	CHECK(errno == EINTR);
+	CHECK(io_stop_requested);
+	CHECK(clock_now_ms() - t0 >= 250);
+	waitpid(child, NULL, 0);
+	io_stop_requested = 0;
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGUSR1, SIG_DFL);
+	close(p[0]);
+	close(p[1]);
+}
+
 int main(void)
 {
 	test_no_timer();
+	test_stop_signal();
 	test_fires_while_waiting();
 	test_wait_ms();
 	return unit_done();
