@@ -245,10 +245,12 @@ idempotent_kills_kept() {
 	names 1 "$n" | diff - <(uniq got)
 	"$BATS_FILE_TMPDIR/seen-list" in | diff <(names 1 "$n") -
 	idempotent_kills_kept "$kills"
-	# The batch of the second aimed kill came again, that of the first
-	# did not.
-	grep -x -F -f uncommitted got | uniq -c | awk '$1 != 2' >twice
-	[ ! -s twice ]
+	# The batch of the second aimed kill came again (more than twice
+	# only for a random kill that found it claimed again: checked above),
+	# that of the first did not.
+	grep -x -F -f uncommitted got | uniq -c | awk '$1 < 2' >once
+	cat once
+	[ ! -s once ]
 	grep -x -F -f claims.1 got | uniq -d >again
 	[ ! -s again ]
 	echo "extra copies: $(($(wc -l <got) - n))"
