@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "io.h"
 
 #define SCHEME "amqp://"
@@ -108,6 +109,16 @@ static int set_name(char **slot, const char *name, char *v, struct buf *err)
 }
 
 /* One name=value of the query, value decoded. */
+/* A duration, 0 for never (a lost broker ends the run at once). */
+static int parse_reconnect(const char *v, int64_t *ms, struct buf *err)
+{
+	if (duration_parse(v, ms) == 0)
+		return 0;
+	buf_addf(err, "option reconnect of amqp address: '%s' is not a duration "
+		 "(such as 30s, 500ms or 0)", v);
+	return -1;
+}
+
 static int parse_option(struct mq_addr *a, const char *name, char *v,
 			struct buf *err)
 {
@@ -123,6 +134,8 @@ static int parse_option(struct mq_addr *a, const char *name, char *v,
 		r = parse_count(name, v, MQ_WINDOW_MAX, &a->prefetch, err);
 	else if (!strcmp(name, "confirm-window"))
 		r = parse_count(name, v, MQ_WINDOW_MAX, &a->confirm_window, err);
+	else if (!strcmp(name, "reconnect"))
+		r = parse_reconnect(v, &a->reconnect_ms, err);
 	else if (!strcmp(name, "declare"))
 		r = parse_choice(name, v, "yes", "no", &a->declare, err);
 	else if (!strcmp(name, "queue-type")) {
@@ -205,6 +218,7 @@ int mq_addr_parse(const char *addr, struct mq_addr *out, struct buf *err)
 		.confirm_window = MQ_DEFAULT_CONFIRM_WINDOW,
 		.queue_type = MQ_QUORUM,
 		.declare = 1,
+		.reconnect_ms = MQ_DEFAULT_RECONNECT_MS,
 	};
 
 	memset(out, 0, sizeof(*out));

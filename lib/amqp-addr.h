@@ -12,6 +12,8 @@
 #ifndef MSG_AMQP_ADDR_H
 #define MSG_AMQP_ADDR_H
 
+#include <stdint.h>
+
 #include "buf.h"
 
 enum mq_queue_type {
@@ -32,11 +34,13 @@ struct mq_addr {
 	unsigned confirm_window;	/* unconfirmed messages a writer sends */
 	enum mq_queue_type queue_type;
 	int declare;		/* declare the queue (durable) if missing */
+	int64_t reconnect_ms;	/* how long to try again a lost broker, 0: not */
 };
 
 #define MQ_DEFAULT_PORT 5672
 #define MQ_DEFAULT_PREFETCH 256
 #define MQ_DEFAULT_CONFIRM_WINDOW 256
+#define MQ_DEFAULT_RECONNECT_MS 30000
 /* Larger windows buy nothing on one connection and hold more to resend. */
 #define MQ_WINDOW_MAX 65535
 

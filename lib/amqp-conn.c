@@ -7,10 +7,16 @@
 #include <string.h>
 #include <sys/time.h>
 
+#include "clock.h"
 #include "diag.h"
+#include "io.h"
 
 /* Connecting to a broker that does not answer ends in this time. */
 #define CONNECT_TIMEOUT_S 30
+/* Tries to reconnect a lost connection are this far apart at first,
+ * twice as far each time after, up to the most. */
+#define RECONNECT_FIRST_PAUSE_MS 100
+#define RECONNECT_MAX_PAUSE_MS 2000
 /* A frame a little over the broker's default: bodies go in fewer frames. */
 #define FRAME_MAX 131072
 
@@ -108,10 +114,10 @@ static int rpc_ok(struct mq_conn *c, const char *what, struct buf *err)
 	return mq_conn_reply_error(c, r, what, err);
 }
 
-static int connect_socket(struct mq_conn *c, struct buf *err)
+static int connect_socket(struct mq_conn *c, int timeout_ms, struct buf *err)
 {
 	amqp_socket_t *sock = amqp_tcp_socket_new(c->conn);
-	struct timeval tv = { .tv_sec = CONNECT_TIMEOUT_S };
+	struct timeval tv = { timeout_ms / 1000, timeout_ms % 1000 * 1000 };
 	int status;
 
 	if (!sock) {
@@ -173,6 +179,46 @@ static int declare_queue(struct mq_conn *c, struct buf *err)
 	return rpc_ok(c, "cannot declare the queue", err);
 }
 
+static int confirm_select(struct mq_conn *c, struct buf *err)
+{
+	amqp_confirm_select(c->conn, MQ_CHANNEL);
+	return rpc_ok(c, "cannot ask for publisher confirms", err);
+}
+
+static int start_consuming(struct mq_conn *c, struct buf *err)
+{
+	amqp_basic_qos(c->conn, MQ_CHANNEL, 0, (uint16_t)c->addr.prefetch, 0);
+	if (rpc_ok(c, "cannot set the prefetch", err) < 0)
+		return -1;
+	amqp_basic_consume(c->conn, MQ_CHANNEL, amqp_cstring_bytes(c->addr.queue),
+			   amqp_empty_bytes, 0, 0, 0, amqp_empty_table);
+	return rpc_ok(c, "cannot consume from the queue", err);
+}
+
+/* Connected, logged in, the channel open, the queue declared, and in the
+ * mode the connection was put in (confirms, consuming). */
+static int connect_all(struct mq_conn *c, int timeout_ms, struct buf *err)
+{
+	c->conn = amqp_new_connection();
+	if (!c->conn) {
+		buf_addf(err, "'%s': out of memory", c->name);
+		errno = ENOMEM;
+		return -1;
+	}
+	if (connect_socket(c, timeout_ms, err) < 0 || log_in(c, err) < 0)
+		return -1;
+	amqp_channel_open(c->conn, MQ_CHANNEL);
+	if (rpc_ok(c, "cannot open a channel", err) < 0)
+		return -1;
+	if (c->addr.queue && c->addr.declare && declare_queue(c, err) < 0)
+		return -1;
+	if (c->confirming && confirm_select(c, err) < 0)
+		return -1;
+	if (c->consuming && start_consuming(c, err) < 0)
+		return -1;
+	return 0;
+}
+
 int mq_conn_open(struct mq_conn *c, const char *addr, struct buf *err)
 {
 	memset(c, 0, sizeof(*c));
@@ -181,20 +227,16 @@ int mq_conn_open(struct mq_conn *c, const char *addr, struct buf *err)
 		errno = EINVAL;
 		return -1;
 	}
-	c->conn = amqp_new_connection();
-	if (!c->conn) {
-		buf_addf(err, "'%s': out of memory", addr);
-		errno = ENOMEM;
-		return -1;
-	}
-	if (connect_socket(c, err) < 0 || log_in(c, err) < 0)
-		return -1;
-	amqp_channel_open(c->conn, MQ_CHANNEL);
-	if (rpc_ok(c, "cannot open a channel", err) < 0)
-		return -1;
-	if (c->addr.queue && c->addr.declare && declare_queue(c, err) < 0)
-		return -1;
-	return 0;
+	return connect_all(c, CONNECT_TIMEOUT_S * 1000, err);
+}
+
+/* The connection's state gone without a word to the broker (which may be
+ * gone too): what it had not acknowledged goes back to its queue. */
+static void drop_connection(struct mq_conn *c)
+{
+	if (c->conn)
+		amqp_destroy_connection(c->conn);
+	c->conn = NULL;
 }
 
 void mq_conn_close(struct mq_conn *c)
@@ -211,18 +253,14 @@ void mq_conn_close(struct mq_conn *c)
 
 int mq_conn_confirm(struct mq_conn *c, struct buf *err)
 {
-	amqp_confirm_select(c->conn, MQ_CHANNEL);
-	return rpc_ok(c, "cannot ask for publisher confirms", err);
+	c->confirming = 1;
+	return confirm_select(c, err);
 }
 
 int mq_conn_consume(struct mq_conn *c, struct buf *err)
 {
-	amqp_basic_qos(c->conn, MQ_CHANNEL, 0, (uint16_t)c->addr.prefetch, 0);
-	if (rpc_ok(c, "cannot set the prefetch", err) < 0)
-		return -1;
-	amqp_basic_consume(c->conn, MQ_CHANNEL, amqp_cstring_bytes(c->addr.queue),
-			   amqp_empty_bytes, 0, 0, 0, amqp_empty_table);
-	return rpc_ok(c, "cannot consume from the queue", err);
+	c->consuming = 1;
+	return start_consuming(c, err);
 }
 
 long mq_conn_ready(struct mq_conn *c, struct buf *err)
@@ -234,4 +272,77 @@ long mq_conn_ready(struct mq_conn *c, struct buf *err)
 	if (!ok)
 		return rpc_ok(c, "cannot count the queue's messages", err);
 	return (long)ok->message_count;
+}
+
+int mq_conn_lost(int e)
+{
+	return e == ECONNRESET || e == ECONNREFUSED;
+}
+
+static void add_duration(struct buf *out, int64_t ms)
+{
+	if (ms % 1000)
+		buf_addf(out, "%lld ms", (long long)ms);
+	else
+		buf_addf(out, "%lld s", (long long)(ms / 1000));
+}
+
+/* The lost connection's reason (in err) said, and that it is tried again. */
+static void say_lost(struct mq_conn *c, struct buf *err)
+{
+	struct buf line = BUF_INIT;
+
+	buf_addf(&line, "%s; reconnecting for up to ", err->ptr);
+	add_duration(&line, c->addr.reconnect_ms);
+	warnx_msg("%s", line.ptr);
+	buf_release(&line);
+}
+
+static void give_up(struct mq_conn *c, int saved, struct buf *err)
+{
+	struct buf why = BUF_INIT;
+
+	buf_add(&why, err->ptr, err->len);
+	buf_reset(err);
+	buf_addf(err, "'%s': gave up reconnecting after ", c->name);
+	add_duration(err, c->addr.reconnect_ms);
+	if (why.len)
+		buf_addf(err, " (last: %s)", why.ptr);
+	buf_release(&why);
+	errno = saved;
+}
+
+int mq_conn_reconnect(struct mq_conn *c, struct buf *err)
+{
+	int64_t deadline = clock_now_ms() + c->addr.reconnect_ms;
+	int pause_ms = RECONNECT_FIRST_PAUSE_MS, saved = errno;
+
+	if (!c->addr.reconnect_ms)
+		return -1;	/* err says why, errno is kept */
+	say_lost(c, err);
+	for (;;) {
+		int64_t left = deadline - clock_now_ms();
+
+		drop_connection(c);
+		if (io_stop_requested) {
+			buf_reset(err);
+			buf_addf(err, "'%s': asked to stop while reconnecting", c->name);
+			errno = saved;
+			return -1;
+		}
+		if (left <= 0) {
+			give_up(c, saved, err);
+			return -1;
+		}
+		buf_reset(err);
+		if (connect_all(c, left < CONNECT_TIMEOUT_S * 1000 ? (int)left :
+				CONNECT_TIMEOUT_S * 1000, err) == 0) {
+			warnx_msg("'%s': reconnected", c->name);
+			return 0;
+		}
+		left = deadline - clock_now_ms();
+		io_sleep_ms(pause_ms < left ? pause_ms : left > 0 ? (int)left : 0);
+		if (pause_ms < RECONNECT_MAX_PAUSE_MS)
+			pause_ms *= 2;
+	}
 }

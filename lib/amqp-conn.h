@@ -21,6 +21,8 @@ struct mq_conn {
 	amqp_connection_state_t conn;
 	struct mq_addr addr;
 	char *name;		/* the address, for diagnostics */
+	int confirming;		/* in publisher confirm mode */
+	int consuming;		/* taking deliveries from the queue */
 };
 
 /*
@@ -40,6 +42,20 @@ int mq_conn_consume(struct mq_conn *c, struct buf *err);
 /* The queue's messages ready for delivery now: the count, or -1 as
  * mq_conn_open. */
 long mq_conn_ready(struct mq_conn *c, struct buf *err);
+
+/* Does errno value e say the connection is lost (the broker gone, or it
+ * closed the connection), where one may be made again? */
+int mq_conn_lost(int e);
+/*
+ * After a lost connection (its reason in err): connect again, in the
+ * mode it was in, trying again with pauses of 0.1 s doubling up to 2 s,
+ * for as long as the address's reconnect= allows (none when it is 0). A
+ * warning says the loss and one the new connection. 0, or -1 with errno
+ * as it was and err saying why not (or the loss, when reconnect=0).
+ * What the old connection had not acknowledged is redelivered by the
+ * broker; what it had published unconfirmed is the caller's to resend.
+ */
+int mq_conn_reconnect(struct mq_conn *c, struct buf *err);
 
 /* Why the last RPC failed, into err, with errno set as above: -1. */
 int mq_conn_reply_error(struct mq_conn *c, amqp_rpc_reply_t r, const char *what,

@@ -26,11 +26,17 @@
  * still counts as ready before it counts them again. */
 #define READY_WAIT_MS 1000
 
+/* The frames a writer keeps to publish again after a lost connection:
+ * once their bytes pass this, it waits for confirms before it publishes
+ * more (one message larger than this is still sent, alone). */
+#define RETAINED_MAX (16u << 20)
+
 /* One published message the broker has not confirmed yet. */
 struct unconfirmed {
-	uint64_t tag;
+	uint64_t tag;		/* 0 once confirmed */
 	int confirmed;
 	char id[80];		/* its Message-Id, to name it */
+	struct buf frame;	/* to publish it again */
 };
 
 struct amqp_sink {
@@ -39,9 +45,11 @@ struct amqp_sink {
 	struct headers h;
 	struct buf err;
 	struct mq_props props;
-	uint64_t published;	/* delivery tags are 1, 2, ... */
+	uint64_t published;	/* delivery tags are 1, 2, ... (again after
+				 * a reconnect) */
 	struct unconfirmed *ring;	/* oldest at head */
 	size_t head, count, window;
+	size_t retained;	/* bytes of the frames in the ring */
 	int failed;		/* errno of the broker's failure, or 0 */
 };
 
@@ -82,6 +90,14 @@ static void confirm(struct amqp_sink *as, uint64_t tag, int multiple)
 			u->confirmed = 1;
 	}
 	while (as->count && ring_at(as, 0)->confirmed) {
+		struct unconfirmed *u = ring_at(as, 0);
+
+		as->retained -= u->frame.len;
+		/* A large message's room is not kept for every slot. */
+		if (u->frame.cap > (1u << 20))
+			buf_release(&u->frame);
+		else
+			buf_reset(&u->frame);
 		as->head = (as->head + 1) % as->window;
 		as->count--;
 	}
@@ -166,40 +182,21 @@ static int take_frame(struct amqp_sink *as, const struct timeval *timeout)
 	}
 }
 
-/* Wait until at most limit messages are unconfirmed. */
-static int wait_confirms(struct amqp_sink *as, size_t limit)
+/* The frame, whole in memory, parsed where it lies and published: 0, or
+ * -1 with errno EIO (it is not one frame: the writer is broken) or the
+ * broker's (amqp-conn.h), said in as->err. */
+static int publish(struct amqp_sink *as, const char *frame, size_t n)
 {
-	if (as->failed) {
-		errno = as->failed;
-		return -1;
-	}
-	while (as->count > limit)
-		if (take_frame(as, NULL) < 0)
-			return sink_failed(as);
-	amqp_maybe_release_buffers(as->c.conn);
-	return 0;
-}
-
-/* The frame, whole in the writer's buffer, parsed where it lies and
- * published; the window kept. */
-static int sink_take_frame(struct channel_sink *s, const char *frame, size_t n)
-{
-	static const struct timeval now = { 0 };
-	struct amqp_sink *as = as_sink(s);
 	struct frame_reader fr;
-	struct unconfirmed *u;
 	amqp_bytes_t body;
 	size_t block_len;
 	int status, r;
 
-	if (as->failed || wait_confirms(as, as->window - 1) < 0)
-		return 0;	/* refused at make_durable */
 	frame_reader_init_mem(&fr, frame, n, as->c.name);
 	r = frame_reader_next(&fr, &as->h);
 	block_len = fr.block_len;
 	body.len = (size_t)frame_reader_body_length(&fr);
 	frame_reader_release(&fr);
-	/* The writer made the frame: it parses, or the writer is broken. */
 	if (r <= 0 || block_len + body.len + 1 != n) {
 		errno = EIO;
 		return -1;
@@ -207,28 +204,116 @@ static int sink_take_frame(struct channel_sink *s, const char *frame, size_t n)
 	body.bytes = (void *)(frame + block_len);
 	buf_addf(&as->err, "'%s': ", as->c.name);
 	if (mq_props_set(&as->props, &as->h, clock_now_ms(), &as->err) < 0)
-		return sink_failed(as);
+		return -1;
 	buf_reset(&as->err);
 	status = amqp_basic_publish(as->c.conn, MQ_CHANNEL,
 				    amqp_cstring_bytes(mq_addr_exchange(&as->c.addr)),
 				    amqp_cstring_bytes(mq_addr_routing_key(&as->c.addr)),
 				    1, 0, &as->props.p, body);
-	if (status != AMQP_STATUS_OK) {
-		mq_conn_status_error(&as->c, status, "cannot publish", &as->err);
-		sink_failed(as);
-		return 0;
-	}
-	u = ring_at(as, as->count++);
+	if (status != AMQP_STATUS_OK)
+		return mq_conn_status_error(&as->c, status, "cannot publish", &as->err);
+	return 0;
+}
+
+/* The frame kept in the ring, unconfirmed, under the next tag. */
+static void keep(struct amqp_sink *as, const char *frame, size_t n)
+{
+	struct unconfirmed *u = ring_at(as, as->count++);
+	const char *id = headers_get(&as->h, "Message-Id");
+
 	u->tag = ++as->published;
 	u->confirmed = 0;
-	snprintf(u->id, sizeof(u->id), "%s", headers_get(&as->h, "Message-Id") ?
-		 headers_get(&as->h, "Message-Id") : "");
-	/* A return or a close already there is found early. */
-	while (amqp_data_in_buffer(as->c.conn) || amqp_frames_enqueued(as->c.conn))
-		if (take_frame(as, &now) < 0) {
+	snprintf(u->id, sizeof(u->id), "%s", id ? id : "");
+	buf_reset(&u->frame);
+	buf_add(&u->frame, frame, n);
+	as->retained += n;
+}
+
+/* Every message not confirmed published again, in order, under new tags
+ * (a new connection counts from 1). */
+static int publish_again(struct amqp_sink *as)
+{
+	as->published = 0;
+	for (size_t i = 0; i < as->count; i++) {
+		struct unconfirmed *u = ring_at(as, i);
+
+		u->tag = 0;
+		if (u->confirmed)
+			continue;
+		u->tag = ++as->published;
+		if (publish(as, u->frame.ptr, u->frame.len) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* After a lost connection: a new one, and what the broker had not
+ * confirmed sent on it (again, for what it did receive: a duplicate,
+ * never a loss). -1 with the reason in as->err when it cannot be. */
+static int recover(struct amqp_sink *as)
+{
+	for (;;) {
+		if (mq_conn_reconnect(&as->c, &as->err) < 0)
+			return -1;
+		if (publish_again(as) == 0)
+			return 0;
+		if (!mq_conn_lost(errno))
+			return -1;
+	}
+}
+
+/* A failure while publishing or waiting: recovered from when it is a
+ * lost connection and reconnect= allows, else the writer's failure. */
+static int failure(struct amqp_sink *as)
+{
+	if (mq_conn_lost(errno) && recover(as) == 0)
+		return 0;
+	return sink_failed(as);
+}
+
+/* Wait until at most limit messages are unconfirmed, holding at most
+ * room bytes of frames between them. */
+static int wait_confirms(struct amqp_sink *as, size_t limit, size_t room)
+{
+	if (as->failed) {
+		errno = as->failed;
+		return -1;
+	}
+	while (as->count > limit || (as->count && as->retained > room))
+		if (take_frame(as, NULL) < 0 && failure(as) < 0)
+			return -1;
+	amqp_maybe_release_buffers(as->c.conn);
+	return 0;
+}
+
+/* The frame, whole in the writer's buffer, published and kept until it
+ * is confirmed; the window kept. */
+static int sink_take_frame(struct channel_sink *s, const char *frame, size_t n)
+{
+	static const struct timeval now = { 0 };
+	struct amqp_sink *as = as_sink(s);
+	size_t room = n < RETAINED_MAX ? RETAINED_MAX - n : 0;
+
+	if (as->failed || wait_confirms(as, as->window - 1, room) < 0)
+		return 0;	/* refused at make_durable */
+	if (publish(as, frame, n) < 0) {
+		if (errno == EIO)
+			return -1;	/* the writer made the frame */
+		if (!mq_conn_lost(errno)) {
 			sink_failed(as);
-			break;
+			return 0;
 		}
+		/* Kept, to go out on the next connection with the others. */
+		keep(as, frame, n);
+		failure(as);
+		return 0;
+	}
+	keep(as, frame, n);
+	/* A return or a close already there is found early. */
+	while (!as->failed && (amqp_data_in_buffer(as->c.conn) ||
+			       amqp_frames_enqueued(as->c.conn)))
+		if (take_frame(as, &now) < 0 && failure(as) < 0)
+			break;
 	return 0;
 }
 
@@ -240,12 +325,12 @@ static void sink_abort_frame(struct channel_sink *s)
 /* Out once the broker confirmed every message published. */
 static int sink_make_durable(struct channel_sink *s)
 {
-	return wait_confirms(as_sink(s), 0);
+	return wait_confirms(as_sink(s), 0, 0);
 }
 
 static int sink_close(struct channel_sink *s)
 {
-	return wait_confirms(as_sink(s), 0);
+	return wait_confirms(as_sink(s), 0, 0);
 }
 
 static void sink_free(struct channel_sink *s)
@@ -256,6 +341,8 @@ static void sink_free(struct channel_sink *s)
 	headers_release(&as->h);
 	buf_release(&as->err);
 	mq_props_release(&as->props);
+	for (size_t i = 0; as->ring && i < as->window; i++)
+		buf_release(&as->ring[i].frame);
 	free(as->ring);
 	free(as);
 }
@@ -286,6 +373,8 @@ struct channel_sink *channel_amqp_sink(const char *addr, struct buf *err)
 	}
 	as->window = as->c.addr.confirm_window;
 	as->ring = xcalloc(as->window, sizeof(*as->ring));
+	for (size_t i = 0; i < as->window; i++)
+		buf_init(&as->ring[i].frame, 0);
 	return &as->base;
 }
 
@@ -407,18 +496,39 @@ static int take_ready(struct amqp_in *ai)
 	return r;
 }
 
+/*
+ * After a lost connection: a new one, consuming again. What the old one
+ * had handed out and not acknowledged comes again from the broker (the
+ * tool may have passed some of it on: a duplicate, never a loss), so
+ * nothing of it is acknowledged on the new one.
+ */
+static int in_recover(struct amqp_in *ai)
+{
+	if (!mq_conn_lost(errno) || mq_conn_reconnect(&ai->c, &ai->err) < 0)
+		return -1;
+	ai->tag = ai->ack_upto = ai->acked = 0;
+	ai->held = 0;
+	return 0;
+}
+
+static int take_next(struct amqp_in *ai, int wait)
+{
+	int r;
+
+	if (!wait)
+		return take_ready(ai);
+	while ((r = take_delivery(ai, STOP_CHECK_MS)) == 0 && !io_stop_requested)
+		;
+	return r;
+}
+
 static int amqp_next(struct channel_in *in, int wait, struct channel_source *src)
 {
 	struct amqp_in *ai = (struct amqp_in *)in;
 	int r;
 
-	if (wait) {
-		while ((r = take_delivery(ai, STOP_CHECK_MS)) == 0 &&
-		       !io_stop_requested)
-			;
-	} else {
-		r = take_ready(ai);
-	}
+	while ((r = take_next(ai, wait)) < 0 && in_recover(ai) == 0)
+		;
 	if (r < 0)
 		return in_failed(ai);
 	if (r == 0)
@@ -446,7 +556,8 @@ static int amqp_done(struct channel_in *in)
 	status = amqp_basic_ack(ai->c.conn, MQ_CHANNEL, ai->ack_upto, 1);
 	if (status != AMQP_STATUS_OK) {
 		mq_conn_status_error(&ai->c, status, "cannot acknowledge", &ai->err);
-		return in_failed(ai);
+		/* Its deliveries come again, on the new connection. */
+		return in_recover(ai) == 0 ? 0 : in_failed(ai);
 	}
 	ai->acked = ai->ack_upto;
 	ai->held = 0;

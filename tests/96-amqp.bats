@@ -30,6 +30,13 @@ drain() {
 	timeout -k 5 120 msg-route -f 'true()' --once "$1"
 }
 
+# queue_count NAME: the messages the queue NAME holds, ready or
+# delivered and not acknowledged.
+queue_count() {
+	"$RABBITMQ_BIN/rabbitmqctl" -q list_queues name messages </dev/null 3>&- |
+		awk -v q="$1" '$1 == q { print $2 }'
+}
+
 # ids FILE: the X-N headers of the messages in FILE, one a line.
 ids() {
 	sed -n 's/^X-N: //p' "$1"
@@ -126,7 +133,7 @@ ids() {
 }
 
 @test "amqp: two consumers share a queue, every message once" {
-	seq 1 2000 | while read -r n; do frame "$n" "X-N: $n"; done >in.msg
+	seq 1 10000 | while read -r n; do frame "$n" "X-N: $n"; done >in.msg
 	run -0 msg-route -f 'true()' --output "$Q" in.msg
 	drain "$Q&prefetch=1" >a.msg &
 	local a=$!
@@ -136,8 +143,58 @@ ids() {
 	[ "$(ids b.msg | wc -l)" -gt 0 ]
 	ids a.msg >got
 	ids b.msg >>got
-	seq 1 2000 >want
+	seq 1 10000 >want
 	sort -n got | diff want -
+}
+
+@test "amqp: a partitioned stage over four queues and four consumers, resequenced after, keeps each key's order" {
+	local i k n
+	# 20 keys of 50 messages each, interleaved: key k's i-th message has
+	# Sequence-Number i.
+	for ((i = 1; i <= 50; i++)); do
+		for ((k = 0; k < 20; k++)); do
+			frame "k$k-$i" "Correlation-Id: k$k" "Sequence-Number: $i" "X-N: k$k-$i"
+		done
+	done >in.msg
+	run -0 msg-route -p "header('Correlation-Id')" -t "${Q}p0" -t "${Q}p1" \
+		-t "${Q}p2" -t "${Q}p3" in.msg
+	# Each partition has some keys, every key one partition.
+	for i in 0 1 2 3; do
+		spawn msg-route -f 'true()' --once --output dir:merged "${Q}p$i&prefetch=8"
+		eval "c$i=\$spawned"
+	done
+	for i in 0 1 2 3; do
+		eval "wait \$c$i"
+	done
+	run -0 timeout -k 5 120 msg-resequence --batch --once --output out.msg dir:merged
+	for ((k = 0; k < 20; k++)); do
+		msg-unwrap -H out.msg | sed -n 's/^X-N: //p' | grep "^k$k-" >got
+		seq 1 50 | sed "s/^/k$k-/" | diff - got
+	done
+	[ "$(ids out.msg | wc -l)" -eq 1000 ]
+}
+
+@test "amqp: a full queue refuses what does not fit (nack): exit 75, what was not confirmed stays upstream" {
+	"$RABBITMQ_BIN/rabbitmqctl" -q set_policy --apply-to queues \
+		"full$BATS_TEST_NUMBER" "^t$BATS_TEST_NUMBER\$" \
+		'{"max-length": 3, "overflow": "reject-publish"}' </dev/null 3>&-
+	run -0 drain "$Q"
+	seq 1 8 | while read -r n; do frame "$n" "X-N: $n" "Message-Id: m$n"; done |
+		msg-route -f 'true()' --output dir:in
+	run -75 --separate-stderr msg-route -f 'true()' --once \
+		--output "$Q&confirm-window=1" dir:in
+	# Nothing lost: the queue holds the first messages, up to the one
+	# the broker refused (named), and the spool still holds every one.
+	drain "$Q" >out.msg
+	local k
+	k=$(ids out.msg | wc -l)
+	[ "$k" -ge 3 ]
+	[ "$k" -lt 8 ]
+	seq 1 "$k" | diff - <(ids out.msg)
+	[ "${stderr_lines[0]}" = "msg-route: '$Q&confirm-window=1': message 'm$((k + 1))' refused by the broker (nack)" ]
+	msg-route -f 'true()' --once dir:in | ids /dev/stdin | sort -n >left
+	seq 1 8 | diff - left
+	"$RABBITMQ_BIN/rabbitmqctl" -q clear_policy "full$BATS_TEST_NUMBER" </dev/null 3>&-
 }
 
 @test "amqp: a consumer killed before its batch is out has its deliveries redelivered, marked" {
@@ -177,21 +234,27 @@ ids() {
 	[ -z "$output" ]
 }
 
-# Last: the broker it restarts is this test's child, which the test's
-# teardown kills (teardown_file then stops what is left of it).
-@test "amqp: the broker killed in the middle of a flow, then restarted: nothing lost" {
-	# The queue is declared, and on the broker's disk, before the flow:
-	# what this test asks of the broker is to keep what it confirmed.
+# The broker killed and restarted by the tests below is the test's
+# child, which the test's teardown kills (the next starts it again,
+# teardown_file stops what is left of it). Each first shuts it down
+# cleanly and starts it again, so that its queue is on the broker's disk
+# before the flow: what these tests ask of the broker is to keep what it
+# confirmed.
+
+@test "amqp: with reconnect=0 the broker killed in the middle of a flow ends the run (75), nothing lost" {
+	broker_running
 	run -0 drain "$Q"
 	broker_restart
 	seq 1 3000 | while read -r n; do frame "$n" "X-N: $n"; done | msg-route -f 'true()' --output dir:in
-	spawn msg-route -f 'true()' --once --output "$Q&confirm-window=32" dir:in
+	spawn msg-route -f 'true()' --once --output "$Q&confirm-window=32&reconnect=0" dir:in 2>pub.err
 	local pub=$spawned
 	wait_until 120 eval '[ "$(find in/new -type f | wc -l)" -lt 2900 ]'
 	broker_kill
 	local status=0
 	wait "$pub" || status=$?
 	[ "$status" -eq 75 ]
+	grep -q "^msg-route: '$Q&confirm-window=32&reconnect=0': " pub.err
+	[ "$(grep -c reconnecting pub.err)" = 0 ]
 	broker_run
 	# What the broker confirmed survived; the rest is still in the spool.
 	run -0 timeout -k 5 120 msg-route -f 'true()' --once --output "$Q" dir:in
@@ -200,5 +263,49 @@ ids() {
 	ids out.msg | sort -n -u >got
 	seq 1 3000 | diff - got
 	# Duplicates only of what was in flight: at most a window's worth.
-	[ "$(ids out.msg | wc -l)" -le $((3000 + 32 + 64)) ]
+	[ "$(ids out.msg | wc -l)" -le $((3000 + 32)) ]
+}
+
+@test "amqp: the broker killed under a flow from a dir: spool to amqp: and from amqp: through msg-translate to a dir: spool: both ends reconnect, every message arrives" {
+	broker_running
+	run -0 drain "$Q"
+	broker_restart
+	seq 1 20000 | while read -r n; do frame "<n>$n</n>" "X-N: $n"; done |
+		msg-route -f 'true()' --output dir:in
+	# Restarting can take minutes beside other builds.
+	local opts="reconnect=600s" pub con status
+	spawn msg-route -f 'true()' --once --output "$Q&confirm-window=32&$opts" dir:in 2>pub.err
+	pub=$spawned
+	spawn msg-translate -H 'X-Stage: translated' --output dir:out "$Q&prefetch=64&$opts" 2>con.err
+	con=$spawned
+	wait_until 120 eval '[ "$(find in/new -type f | wc -l)" -lt 15000 ] && [ -n "$(ls out/new)" ]'
+	broker_kill
+	broker_run
+	status=0
+	wait "$pub" || status=$?
+	cat pub.err
+	[ "$status" -eq 0 ]
+	[ "$(find in/new in/cur -type f | wc -l)" -eq 0 ]
+	grep -q "; reconnecting for up to 600 s\$" pub.err
+	grep -q "^msg-route: '.*': reconnected\$" pub.err
+	# The reader took every message once the broker was back: none is
+	# left in the queue, ready or unacknowledged. A TERM then ends it.
+	wait_until 300 eval '[ "$(queue_count "t$BATS_TEST_NUMBER")" = 0 ]'
+	kill -TERM "$con"
+	status=0
+	wait "$con" || status=$?
+	cat con.err
+	[ "$status" -eq 0 ]
+	grep -q "^msg-translate: '.*': reconnected\$" con.err
+	msg-route -f 'true()' --once dir:out >out.msg
+	ids out.msg | sort -n -u >got
+	seq 1 20000 | diff - got
+	[ "$(grep -c '^X-Stage: translated$' out.msg)" -eq "$(ids out.msg | wc -l)" ]
+	# Duplicates only of what was in flight when the broker died: the
+	# publisher's window and the reader's prefetch.
+	local extra=$(($(ids out.msg | wc -l) - 20000))
+	echo "duplicates: $extra"
+	[ "$extra" -le $((32 + 64)) ]
+	run -0 --separate-stderr drain "$Q"
+	[ -z "$output" ]
 }
