@@ -219,9 +219,14 @@ int input_frames_of(struct input *in, const struct channel_source *src,
 			r = -1;
 			break;
 		}
-		in->batch_messages++;
+		/* Counted once the tool is done with it: a wait inside its
+		 * body (before_wait) ends the batch of the messages before
+		 * it, and must leave this one in the next (msg-exec starts
+		 * its child after that wait, and must wait for it at the
+		 * next). */
 		if (in->ops->frame(in->ctx, &fr, h) < 0)
 			reader_failed(&fr);
+		in->batch_messages++;
 	}
 	if (r < 0 && src->whole && frame_reader_exit_code(&fr) == EX_DATAERR) {
 		if (!divert_source(in, src, frame_reader_error(&fr)))

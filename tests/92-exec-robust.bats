@@ -267,7 +267,7 @@ teardown() {
 	done
 	wait_until 30 lines 8 runs
 	# Every child ended and was waited for, while msg-exec waits for more.
-	wait_until 10 no_children "$pid"
+	wait_until 10 no_children "$pid" || { ps -o pid,ppid,stat,etimes,args --ppid "$pid"; ps -o pid,stat,args -p "$pid"; false; }
 	alive "$pid"
 	exec 7>&-
 	status_of "$pid" 30
