@@ -158,7 +158,7 @@ ids() {
 	done >in.msg
 	run -0 msg-route -p "header('Correlation-Id')" -t "${Q}p0" -t "${Q}p1" \
 		-t "${Q}p2" -t "${Q}p3" in.msg
-	# Each partition has some keys, every key one partition.
+	# Four consumers, one a partition, into one spool.
 	for i in 0 1 2 3; do
 		spawn msg-route -f 'true()' --once --output dir:merged "${Q}p$i&prefetch=8"
 		eval "c$i=\$spawned"
