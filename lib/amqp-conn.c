@@ -279,21 +279,13 @@ int mq_conn_lost(int e)
 	return e == ECONNRESET || e == ECONNREFUSED;
 }
 
-static void add_duration(struct buf *out, int64_t ms)
-{
-	if (ms % 1000)
-		buf_addf(out, "%lld ms", (long long)ms);
-	else
-		buf_addf(out, "%lld s", (long long)(ms / 1000));
-}
-
 /* The lost connection's reason (in err) said, and that it is tried again. */
 static void say_lost(struct mq_conn *c, struct buf *err)
 {
 	struct buf line = BUF_INIT;
 
 	buf_addf(&line, "%s; reconnecting for up to ", err->ptr);
-	add_duration(&line, c->addr.reconnect_ms);
+	duration_add(&line, c->addr.reconnect_ms);
 	warnx_msg("%s", line.ptr);
 	buf_release(&line);
 }
@@ -305,7 +297,7 @@ static void give_up(struct mq_conn *c, int saved, struct buf *err)
 	buf_add(&why, err->ptr, err->len);
 	buf_reset(err);
 	buf_addf(err, "'%s': gave up reconnecting after ", c->name);
-	add_duration(err, c->addr.reconnect_ms);
+	duration_add(err, c->addr.reconnect_ms);
 	if (why.len)
 		buf_addf(err, " (last: %s)", why.ptr);
 	buf_release(&why);

@@ -1,6 +1,8 @@
 /* clock: time, timestamps, durations and sizes. */
 #include "clock.h"
 
+#include <inttypes.h>
+
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -175,6 +177,14 @@ int duration_parse(const char *s, int64_t *ms)
 	}
 	*ms = (int64_t)v;
 	return 0;
+}
+
+void duration_add(struct buf *out, int64_t ms)
+{
+	if (ms % 1000)
+		buf_addf(out, "%" PRId64 "ms", ms);
+	else
+		buf_addf(out, "%" PRId64 "s", ms / 1000);
 }
 
 int size_parse(const char *s, uint64_t *bytes)

@@ -8,6 +8,8 @@
 
 #include <stdint.h>
 
+#include "buf.h"
+
 #define TIMESTAMP_LEN 24	/* 2026-12-02T08:14:59.123Z */
 
 int64_t clock_now_ms(void);
@@ -18,6 +20,8 @@ int timestamp_parse(const char *s, int64_t *unix_ms);
 /* Parse a duration (a number and ms, s, m, h or d; a bare number is
  * seconds) into milliseconds; 0, or -1 (EINVAL/ERANGE). */
 int duration_parse(const char *s, int64_t *ms);
+/* A duration in ms as duration_parse reads it: "30s", or "1500ms". */
+void duration_add(struct buf *out, int64_t ms);
 /* Parse a size (a number with optional k, M, G: powers of 1024) into bytes. */
 int size_parse(const char *s, uint64_t *bytes);
 

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "exec-args.h"
 #include "message.h"
 #include "msgrec.h"
@@ -48,21 +49,13 @@ int exec_job_ok(const struct exec_job *j)
 	return j->end == EXEC_EXITED && j->status == 0;
 }
 
-static void add_duration(struct buf *out, int64_t ms)
-{
-	if (ms % 1000)
-		buf_addf(out, "%" PRId64 "ms", ms);
-	else
-		buf_addf(out, "%" PRId64 "s", ms / 1000);
-}
-
 void exec_job_reason(const struct exec_job *j, const struct exec_opt *o,
 		     struct buf *out)
 {
 	switch (j->end) {
 	case EXEC_TIMED_OUT:
 		buf_addstr(out, "timeout after ");
-		add_duration(out, o->timeout);
+		duration_add(out, o->timeout);
 		return;
 	case EXEC_OVER_OUTPUT:
 		if (o->max_output_text)

@@ -288,7 +288,7 @@ ids() {
 	cat pub.err
 	[ "$status" -eq 0 ]
 	[ "$(find in/new in/cur -type f | wc -l)" -eq 0 ]
-	grep -q "; reconnecting for up to 600 s\$" pub.err
+	grep -q "; reconnecting for up to 600s\$" pub.err
 	grep -q "^msg-route: '.*': reconnected\$" pub.err
 	# The reader took every message once the broker was back: none is
 	# left in the queue, ready or unacknowledged. A TERM then ends it.
