@@ -116,11 +116,18 @@ static unsigned ack_batch(const struct amqp_in *ai)
 /*
  * Without waiting: a delivery already here, or one the queue still
  * counts as ready (on its way, or taken by another reader meanwhile: the
- * queue is counted again). None once the queue counts none, or once
- * prefetch deliveries are held (no more come until they are acked).
+ * queue is counted again). None once the queue counts none twice, or
+ * once prefetch deliveries are held (no more come until they are acked).
+ *
+ * Twice, because the broker may answer a count before it writes the
+ * deliveries it had already handed to this reader: the channel answers
+ * the count first and sends them after. They are no longer ready, so
+ * one zero would end a --once run with them on their way (they come
+ * again only to the next run). The second count is answered after them.
  */
 static int take_ready(struct amqp_in *ai)
 {
+	int zeros = 0;
 	long ready;
 	int r;
 
@@ -136,7 +143,8 @@ static int take_ready(struct amqp_in *ai)
 		if (ready < 0)
 			return -1;
 		r = take_delivery(ai, ready ? READY_WAIT_MS : 0);
-		if (!ready)
+		zeros = ready ? 0 : zeros + 1;
+		if (zeros == 2)
 			break;
 	}
 	return r;

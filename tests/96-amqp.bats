@@ -100,6 +100,19 @@ ids() {
 	[ -z "$output" ]
 }
 
+# With a prefetch as large as the queue, the broker hands every message
+# to the reader at once: the queue then counts none ready while they are
+# still on their way, and must not be taken for empty.
+@test "amqp: --once with a prefetch larger than the queue takes every message" {
+	seq 1 3000 | while read -r n; do frame "$n" "X-N: $n"; done >in.msg
+	run -0 msg-route -f 'true()' --output "$Q" in.msg
+	drain "$Q&prefetch=5000" >out.msg
+	ids out.msg >got
+	seq 1 3000 | diff - got
+	run -0 --separate-stderr drain "$Q"
+	[ -z "$output" ]
+}
+
 @test "amqp: a queue that cannot be reached or declared ends the run, 75 or 66, nothing deleted upstream" {
 	frame 'x' 'X-N: 1' | msg-route -f 'true()' --output dir:in
 	run -75 --separate-stderr msg-route -f 'true()' --once --output "amqp://127.0.0.1:1?queue=q" dir:in
