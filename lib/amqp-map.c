@@ -125,7 +125,7 @@ int mq_props_set(struct mq_props *mp, const struct headers *h, int64_t now_ms,
 	amqp_basic_properties_t *p = &mp->p;
 
 	memset(p, 0, sizeof(*p));
-	p->_flags = AMQP_BASIC_DELIVERY_MODE_FLAG | AMQP_BASIC_HEADERS_FLAG;
+	p->_flags = AMQP_BASIC_DELIVERY_MODE_FLAG;
 	p->delivery_mode = AMQP_DELIVERY_PERSISTENT;
 	p->headers.entries = mp->entries;
 	for (size_t i = 0; i < headers_count(h); i++) {
@@ -145,6 +145,10 @@ int mq_props_set(struct mq_props *mp, const struct headers *h, int64_t now_ms,
 		set_time_props(mp, name, nlen, v, now_ms);
 		add_entry(mp, name, nlen, v, vlen);
 	}
+	/* No table at all for a message without other headers: the broker
+	 * then has none to decode and keep with it. */
+	if (p->headers.num_entries)
+		p->_flags |= AMQP_BASIC_HEADERS_FLAG;
 	return 0;
 }
 

@@ -219,6 +219,7 @@ static void test_mapping(void)
 	CHECK_STR(table_value(p, "X-Region"), "north");
 	CHECK_STR(table_value(p, "Expires"), "2026-12-02T08:15:01.623Z");
 	CHECK(table_value(p, "Content-Length") == NULL);
+	CHECK(p->_flags & AMQP_BASIC_HEADERS_FLAG);
 
 	mq_props_to_block(p, 0, &block);
 	CHECK_STR(block.ptr, "Message-Id: m1\nCorrelation-Id: c1\n"
@@ -243,6 +244,16 @@ static void test_mapping(void)
 	buf_reset(&block);
 	mq_props_to_block(p, 0, &block);
 	CHECK(!strncmp(block.ptr, "Message-Id: second\nExpires: ", 28));
+
+	/* Only properties: no table is sent, and none read back. */
+	headers_reset(&h);
+	add(&h, "Message-Id", "m2");
+	add(&h, "Content-Length", "5");
+	CHECK(mq_props_set(&mp, &h, now, &why) == 0);
+	CHECK(!(p->_flags & AMQP_BASIC_HEADERS_FLAG));
+	buf_reset(&block);
+	mq_props_to_block(p, 0, &block);
+	CHECK_STR(block.ptr, "Message-Id: m2\n");
 
 	/* A header name too long for a table key. */
 	headers_reset(&h);
