@@ -62,6 +62,7 @@ static int sink_failed(struct amqp_sink *as)
 	if (!as->failed) {
 		as->failed = errno;
 		warnx_msg("%s", as->err.ptr);
+		as->base.failure_said = 1;
 	}
 	buf_reset(&as->err);
 	errno = as->failed;

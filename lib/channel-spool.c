@@ -77,7 +77,7 @@ static const struct channel_out_ops spool_out_ops = {
 
 struct channel_sink *channel_spool_sink(struct spool *sp)
 {
-	struct spool_sink *ss = xmalloc(sizeof(*ss));
+	struct spool_sink *ss = xcalloc(1, sizeof(*ss));
 
 	ss->base.ops = &spool_out_ops;
 	ss->sp = sp;

@@ -65,7 +65,7 @@ static const struct channel_out_ops stream_out_ops = {
 
 struct channel_sink *channel_stream_sink(int fd, int owns_fd)
 {
-	struct stream_sink *ss = xmalloc(sizeof(*ss));
+	struct stream_sink *ss = xcalloc(1, sizeof(*ss));
 
 	ss->base.ops = &stream_out_ops;
 	ss->fd = fd;

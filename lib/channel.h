@@ -96,6 +96,9 @@ struct channel_out_ops {
 /* What every kind's sink starts with. */
 struct channel_sink {
 	const struct channel_out_ops *ops;
+	/* The sink said its failure on stderr itself, exactly (a broker's
+	 * reason, the message named): the writer's is not said again. */
+	int failure_said;
 };
 
 /* A stream: frames written to fd, one after another; owns_fd: the sink

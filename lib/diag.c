@@ -134,6 +134,11 @@ void die(int code, const char *fmt, ...)
 	finish(code);
 }
 
+void die_said(int code)
+{
+	finish(code);
+}
+
 void die_errno(int code, const char *fmt, ...)
 {
 	int err = errno;

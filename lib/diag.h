@@ -31,6 +31,8 @@ _Noreturn void die(int code, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 _Noreturn void die_errno(int code, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* Ends the run as die does, its reason already said on stderr. */
+_Noreturn void die_said(int code);
 
 /*
  * Before exiting on a fatal error, the tool flushes the output it already

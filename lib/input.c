@@ -123,9 +123,12 @@ void input_outputs_durable(void)
 {
 	if (frame_writers_flush_all() < 0) {
 		struct frame_writer *fw = frame_writers_failed();
+		int status = fw ? channel_failure_status(fw->err, EX_IOERR) : 0;
+
+		if (fw && fw->sink && fw->sink->failure_said)
+			die_said(status);
 		if (fw)
-			die(channel_failure_status(fw->err, EX_IOERR),
-			    "cannot write '%s': %s", fw->name, strerror(fw->err));
+			die(status, "cannot write '%s': %s", fw->name, strerror(fw->err));
 		die(EX_IOERR, "cannot write output: %s", strerror(errno));
 	}
 }

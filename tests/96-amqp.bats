@@ -75,6 +75,8 @@ ids() {
 	run -69 --separate-stderr msg-route -f 'true()' --once \
 		--output "amqp://127.0.0.1:$AMQP_PORT?exchange=amq.direct&key=nowhere" dir:in
 	[ "${stderr_lines[0]}" = "msg-route: 'amqp://127.0.0.1:$AMQP_PORT?exchange=amq.direct&key=nowhere': message 'm-unroutable' returned by the broker: 312 NO_ROUTE" ]
+	# The broker's reason alone: no second, vaguer line after it.
+	[ "${#stderr_lines[@]}" -eq 1 ]
 	[ "$(find in/new in/cur -type f | wc -l)" -eq 1 ]
 	# Routed to a queue that exists (through the default exchange, named
 	# by its empty name), it goes.
@@ -205,6 +207,7 @@ ids() {
 	[ "$k" -lt 8 ]
 	seq 1 "$k" | diff - <(ids out.msg)
 	[ "${stderr_lines[0]}" = "msg-route: '$Q&confirm-window=1': message 'm$((k + 1))' refused by the broker (nack)" ]
+	[ "${#stderr_lines[@]}" -eq 1 ]
 	msg-route -f 'true()' --once dir:in | ids /dev/stdin | sort -n >left
 	seq 1 8 | diff - left
 	"$RABBITMQ_BIN/rabbitmqctl" -q clear_policy "full$BATS_TEST_NUMBER" </dev/null 3>&-
