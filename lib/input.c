@@ -123,14 +123,20 @@ void input_outputs_durable(void)
 {
 	if (frame_writers_flush_all() < 0) {
 		struct frame_writer *fw = frame_writers_failed();
-		int status = fw ? channel_failure_status(fw->err, EX_IOERR) : 0;
 
-		if (fw && fw->sink && fw->sink->failure_said)
-			die_said(status);
 		if (fw)
-			die(status, "cannot write '%s': %s", fw->name, strerror(fw->err));
+			input_writer_failed(fw);
 		die(EX_IOERR, "cannot write output: %s", strerror(errno));
 	}
+}
+
+void input_writer_failed(const struct frame_writer *fw)
+{
+	int status = channel_failure_status(fw->err, EX_IOERR);
+
+	if (fw->sink && fw->sink->failure_said)
+		die_said(status);
+	die(status, "cannot write '%s': %s", fw->name, strerror(fw->err));
 }
 
 static void end_batch(struct input *in, struct channel_in *ch, const char *addr)

@@ -85,10 +85,16 @@ void input_each_raw(struct input *in, const struct input_ops *ops,
  * cannot be. */
 int input_open(const char *addr);
 
-/* Every output made durable, or the tool ends (74) naming the one that
- * failed: the step of a batch's end, and of a tool that writes between
- * batches (what its timers released). */
+/* Every output made durable, or the tool ends (input_writer_failed) with
+ * the one that failed: the step of a batch's end, and of a tool that
+ * writes between batches (what its timers released). */
 void input_outputs_durable(void);
+
+/* The writer fw failed: the tool ends with its channel's status (75
+ * for a broker to try again, channel.h), naming the output, or quietly
+ * when its sink already said why (the message named, the broker's
+ * reason), so that the one line is the exact one. */
+_Noreturn void input_writer_failed(const struct frame_writer *fw);
 
 /*
  * The message in hand cannot be processed (line names it): where its

@@ -247,11 +247,7 @@ void tool_reader_failed(struct frame_reader *fr)
 
 void tool_writer_failed(struct frame_writer *fw)
 {
-	/* A channel that said its failure has its status (75 for a broker
-	 * to try again, channel.h) and no second, vaguer line. */
-	if (fw->sink && fw->sink->failure_said)
-		die_said(channel_failure_status(fw->err, EX_IOERR));
-	die(EX_IOERR, "cannot write '%s': %s", fw->name, strerror(fw->err));
+	input_writer_failed(fw);
 }
 
 int tool_write(struct frame_writer *fw, const struct headers *h,

@@ -76,17 +76,8 @@ reap_test_processes() {
 	[ -z "$killed" ] || wait $killed 2>/dev/null || true
 }
 
-# wait_until SECONDS CMD...: poll until CMD succeeds; fail after SECONDS.
-wait_until() {
-	local limit=$(($1 * 20)) i
-	shift
-	for ((i = 0; i < limit; i++)); do
-		"$@" && return 0
-		sleep 0.05
-	done
-	echo "timed out after $((limit / 20)) s waiting for: $*" >&2
-	return 1
-}
+# shellcheck source=fixtures/wait-until.bash
+. "$FIXTURES/wait-until.bash"
 
 # frame BODY [HEADER ...]: one frame with the given body and headers.
 frame() {
