@@ -119,6 +119,22 @@ static int parse_reconnect(const char *v, int64_t *ms, struct buf *err)
 	return -1;
 }
 
+/* A duration of whole seconds (AMQP counts them so), 0 for none. */
+static int parse_heartbeat(const char *v, unsigned *s, struct buf *err)
+{
+	int64_t ms;
+
+	if (duration_parse(v, &ms) == 0 && ms % 1000 == 0 &&
+	    ms / 1000 <= MQ_HEARTBEAT_MAX_S) {
+		*s = (unsigned)(ms / 1000);
+		return 0;
+	}
+	buf_addf(err, "option heartbeat of amqp address: '%s' is not a duration "
+		 "of whole seconds up to %ds (such as 60s, 1m or 0)", v,
+		 MQ_HEARTBEAT_MAX_S);
+	return -1;
+}
+
 static int parse_option(struct mq_addr *a, const char *name, char *v,
 			struct buf *err)
 {
@@ -136,6 +152,8 @@ static int parse_option(struct mq_addr *a, const char *name, char *v,
 		r = parse_count(name, v, MQ_WINDOW_MAX, &a->confirm_window, err);
 	else if (!strcmp(name, "reconnect"))
 		r = parse_reconnect(v, &a->reconnect_ms, err);
+	else if (!strcmp(name, "heartbeat"))
+		r = parse_heartbeat(v, &a->heartbeat_s, err);
 	else if (!strcmp(name, "declare"))
 		r = parse_choice(name, v, "yes", "no", &a->declare, err);
 	else if (!strcmp(name, "queue-type")) {
@@ -219,6 +237,7 @@ int mq_addr_parse(const char *addr, struct mq_addr *out, struct buf *err)
 		.queue_type = MQ_QUORUM,
 		.declare = 1,
 		.reconnect_ms = MQ_DEFAULT_RECONNECT_MS,
+		.heartbeat_s = MQ_DEFAULT_HEARTBEAT_S,
 	};
 
 	memset(out, 0, sizeof(*out));

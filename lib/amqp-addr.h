@@ -35,12 +35,16 @@ struct mq_addr {
 	enum mq_queue_type queue_type;
 	int declare;		/* declare the queue (durable) if missing */
 	int64_t reconnect_ms;	/* how long to try again a lost broker, 0: not */
+	unsigned heartbeat_s;	/* heartbeat interval asked for, 0: none */
 };
 
 #define MQ_DEFAULT_PORT 5672
 #define MQ_DEFAULT_PREFETCH 256
 #define MQ_DEFAULT_CONFIRM_WINDOW 256
 #define MQ_DEFAULT_RECONNECT_MS 30000
+/* RabbitMQ's own default; the broker may ask for less. */
+#define MQ_DEFAULT_HEARTBEAT_S 60
+#define MQ_HEARTBEAT_MAX_S 65535
 /* Larger windows buy nothing on one connection and hold more to resend. */
 #define MQ_WINDOW_MAX 65535
 

@@ -13,6 +13,10 @@
 
 /* Connecting to a broker that does not answer ends in this time. */
 #define CONNECT_TIMEOUT_S 30
+/* How long a tool that is ending waits for the broker to answer its
+ * close: one gone silent must not hold it (what it had not acknowledged
+ * goes back to the queue either way). */
+#define CLOSE_TIMEOUT_S 2
 /* Tries to reconnect a lost connection are this far apart at first,
  * twice as far each time after, up to the most. */
 #define RECONNECT_FIRST_PAUSE_MS 100
@@ -145,7 +149,7 @@ static int log_in(struct mq_conn *c, struct buf *err)
 		errno = EACCES;
 		return -1;
 	}
-	r = amqp_login(c->conn, c->addr.vhost, 0, FRAME_MAX, 0,
+	r = amqp_login(c->conn, c->addr.vhost, 0, FRAME_MAX, (int)c->addr.heartbeat_s,
 		       AMQP_SASL_METHOD_PLAIN, c->addr.user, password.ptr);
 	/* Not left in memory to be found in a core file. */
 	explicit_bzero(password.ptr, password.len);
@@ -242,7 +246,10 @@ static void drop_connection(struct mq_conn *c)
 void mq_conn_close(struct mq_conn *c)
 {
 	if (c->conn) {
+		struct timeval bound = { CLOSE_TIMEOUT_S, 0 };
+
 		/* Whatever is unacknowledged goes back to the queue. */
+		amqp_set_rpc_timeout(c->conn, &bound);
 		amqp_connection_close(c->conn, AMQP_REPLY_SUCCESS);
 		amqp_destroy_connection(c->conn);
 	}

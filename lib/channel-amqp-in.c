@@ -17,6 +17,7 @@
 #include "amqp-map.h"
 #include "diag.h"
 #include "io.h"
+#include "timer.h"
 
 /* How often a reader waiting for a delivery looks at a stop request. */
 #define STOP_CHECK_MS 200
@@ -41,6 +42,7 @@ static int in_failed(struct amqp_in *ai)
 	int saved = errno;
 
 	warnx_msg("%s", ai->err.ptr);
+	ai->base.failure_said = 1;
 	buf_reset(&ai->err);
 	errno = saved;
 	return -1;
@@ -171,7 +173,10 @@ static int take_next(struct amqp_in *ai, int wait)
 
 	if (!wait)
 		return take_ready(ai);
-	while ((r = take_delivery(ai, STOP_CHECK_MS)) == 0 && !io_stop_requested)
+	/* The process's timers (msg-aggregate's --timeout, a writer's
+	 * heartbeats) run while the queue is empty. */
+	while ((r = take_delivery(ai, timer_wait_ms(STOP_CHECK_MS))) == 0 &&
+	       !io_stop_requested)
 		;
 	return r;
 }

@@ -17,6 +17,7 @@
 #include "amqp-map.h"
 #include "clock.h"
 #include "diag.h"
+#include "timer.h"
 
 /* The frames a writer keeps to publish again after a lost connection:
  * once their bytes pass this, it waits for confirms before it publishes
@@ -43,6 +44,8 @@ struct amqp_sink {
 	size_t head, count, window;
 	size_t retained;	/* bytes of the frames in the ring */
 	int failed;		/* errno of the broker's failure, or 0 */
+	int64_t next_beat;	/* when the idle connection is looked after */
+	int lost;		/* errno of a connection lost while idle, or 0 */
 };
 
 static struct amqp_sink *as_sink(struct channel_sink *s)
@@ -137,8 +140,10 @@ static int returned(struct amqp_sink *as, const amqp_basic_return_t *ret)
 	return -1;
 }
 
-/* One frame from the broker: a confirm, a return or a close. */
-static int take_frame(struct amqp_sink *as, const struct timeval *timeout)
+/* One frame from the broker: a confirm, a return or a close; what: what
+ * the writer was doing, for a lost connection's diagnostic. */
+static int take_frame(struct amqp_sink *as, const struct timeval *timeout,
+		      const char *what)
 {
 	amqp_frame_t frame;
 	int status = amqp_simple_wait_frame_noblock(as->c.conn, &frame,
@@ -148,8 +153,7 @@ static int take_frame(struct amqp_sink *as, const struct timeval *timeout)
 	if (status == AMQP_STATUS_TIMEOUT)
 		return 0;
 	if (status != AMQP_STATUS_OK)
-		return mq_conn_status_error(&as->c, status,
-					    "waiting for confirms", &as->err);
+		return mq_conn_status_error(&as->c, status, what, &as->err);
 	if (frame.frame_type != AMQP_FRAME_METHOD)
 		return 0;
 	m = frame.payload.method;
@@ -273,20 +277,89 @@ static int wait_confirms(struct amqp_sink *as, size_t limit, size_t room)
 		return -1;
 	}
 	while (as->count > limit || (as->count && as->retained > room))
-		if (take_frame(as, NULL) < 0 && failure(as) < 0)
+		if (take_frame(as, NULL, "waiting for confirms") < 0 &&
+		    failure(as) < 0)
 			return -1;
 	amqp_maybe_release_buffers(as->c.conn);
 	return 0;
+}
+
+/* What the broker sent already (a confirm, a return, a close) taken,
+ * without waiting: a return or a close is found early. */
+static void take_arrived(struct amqp_sink *as)
+{
+	static const struct timeval now = { 0 };
+
+	while (!as->failed && (amqp_data_in_buffer(as->c.conn) ||
+			       amqp_frames_enqueued(as->c.conn)))
+		if (take_frame(as, &now, "reading from the broker") < 0 &&
+		    failure(as) < 0)
+			break;
+}
+
+/*
+ * Heartbeats. While the tool waits for input nothing of this writer
+ * runs, and rabbitmq-c sends heartbeats and notices the broker's missing
+ * only inside its own calls: the broker would close an idle writer's
+ * connection, and a broker gone silent would go unnoticed. So the
+ * tool's waits call beat every half interval (timer.h): a heartbeat
+ * out, what came in taken. A connection found lost with nothing
+ * unconfirmed is made again only when the next message goes out, so
+ * an idle writer outlasts a broker's restart of any length.
+ */
+static int64_t beat_due(void *arg)
+{
+	struct amqp_sink *as = arg;
+
+	return as->failed || as->lost ? 0 : as->next_beat;
+}
+
+static void beat(void *arg)
+{
+	static const struct timeval now = { 0 };
+	amqp_frame_t heartbeat = { .frame_type = AMQP_FRAME_HEARTBEAT };
+	struct amqp_sink *as = arg;
+	int status, r;
+
+	as->next_beat = clock_now_ms() + amqp_get_heartbeat(as->c.conn) * 500;
+	status = amqp_send_frame(as->c.conn, &heartbeat);
+	if (status != AMQP_STATUS_OK)
+		r = mq_conn_status_error(&as->c, status, "cannot send a heartbeat",
+					 &as->err);
+	else
+		r = take_frame(as, &now, "idle");	/* its silence noticed */
+	if (r == 0) {
+		take_arrived(as);
+		return;
+	}
+	if (as->count || !mq_conn_lost(errno)) {
+		failure(as);	/* what is unconfirmed goes out again now */
+		return;
+	}
+	as->lost = errno;	/* as->err says how, when it is made again */
+}
+
+static void beat_start(struct amqp_sink *as)
+{
+	if (amqp_get_heartbeat(as->c.conn) > 0) {
+		as->next_beat = clock_now_ms() + amqp_get_heartbeat(as->c.conn) * 500;
+		timer_add(beat_due, beat, as);
+	}
 }
 
 /* The frame, whole in the writer's buffer, published and kept until it
  * is confirmed; the window kept. */
 static int sink_take_frame(struct channel_sink *s, const char *frame, size_t n)
 {
-	static const struct timeval now = { 0 };
 	struct amqp_sink *as = as_sink(s);
 	size_t room = n < RETAINED_MAX ? RETAINED_MAX - n : 0;
 
+	if (as->lost) {
+		errno = as->lost;
+		as->lost = 0;
+		if (failure(as) < 0)
+			return 0;	/* refused at make_durable */
+	}
 	if (as->failed || wait_confirms(as, as->window - 1, room) < 0)
 		return 0;	/* refused at make_durable */
 	if (publish(as, frame, n) < 0) {
@@ -302,11 +375,7 @@ static int sink_take_frame(struct channel_sink *s, const char *frame, size_t n)
 		return 0;
 	}
 	keep(as, frame, n);
-	/* A return or a close already there is found early. */
-	while (!as->failed && (amqp_data_in_buffer(as->c.conn) ||
-			       amqp_frames_enqueued(as->c.conn)))
-		if (take_frame(as, &now) < 0 && failure(as) < 0)
-			break;
+	take_arrived(as);
 	return 0;
 }
 
@@ -330,6 +399,7 @@ static void sink_free(struct channel_sink *s)
 {
 	struct amqp_sink *as = as_sink(s);
 
+	timer_remove(as);
 	mq_conn_close(&as->c);
 	headers_release(&as->h);
 	buf_release(&as->err);
@@ -368,5 +438,6 @@ struct channel_sink *channel_amqp_sink(const char *addr, struct buf *err)
 	as->ring = xcalloc(as->window, sizeof(*as->ring));
 	for (size_t i = 0; i < as->window; i++)
 		buf_init(&as->ring[i].frame, 0);
+	beat_start(as);
 	return &as->base;
 }

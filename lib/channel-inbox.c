@@ -107,7 +107,7 @@ struct channel_in *channel_inbox_in(const char *addr,
 
 	if (!ib)
 		return NULL;
-	ii = xmalloc(sizeof(*ii));
+	ii = xcalloc(1, sizeof(*ii));
 	ii->base.ops = &inbox_in_ops;
 	ii->ib = ib;
 	ii->fd = -1;

@@ -177,7 +177,7 @@ struct channel_in *channel_spool_in(const char *addr, struct buf *err)
 
 	if (!sp)
 		return NULL;
-	si = xmalloc(sizeof(*si));
+	si = xcalloc(1, sizeof(*si));
 	si->base.ops = &spool_in_ops;
 	si->sp = sp;
 	si->addr = xstrdup(addr);

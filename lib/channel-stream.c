@@ -133,7 +133,7 @@ static const struct channel_in_ops stream_in_ops = {
 struct channel_in *channel_stream_in(int fd, const char *name,
 				     const char *file_name)
 {
-	struct stream_in *si = xmalloc(sizeof(*si));
+	struct stream_in *si = xcalloc(1, sizeof(*si));
 
 	si->base.ops = &stream_in_ops;
 	si->fd = fd;

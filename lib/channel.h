@@ -189,6 +189,9 @@ struct channel_in_ops {
 /* What every kind's input starts with. */
 struct channel_in {
 	const struct channel_in_ops *ops;
+	/* The kind said why next failed on stderr itself, exactly (a
+	 * broker's reason): the input's "cannot read" is not said again. */
+	int failure_said;
 };
 
 /*

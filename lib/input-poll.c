@@ -16,6 +16,7 @@
 #include "io.h"
 #include "spool-parts.h"
 #include "spool.h"
+#include "timer.h"
 
 struct operand {
 	char *addr;
@@ -375,6 +376,8 @@ int input_poll_wait(struct input_poll *p, int64_t deadline)
 		free(pf);
 		return -1;
 	}
+	/* The process's timers (an amqp: writer's heartbeats) run meanwhile. */
+	timeout = timer_wait_ms(timeout < 0 ? 3600000 : timeout);
 	if (poll(pf, (nfds_t)nfds, timeout) > 0)
 		for (size_t i = 0; i < p->n; i++)
 			if (!p->ops[i].ended && p->ops[i].fd < 0 && p->ops[i].wait_fd >= 0)

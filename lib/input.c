@@ -340,6 +340,8 @@ static void each_source(struct input *in, const char *addr, struct headers *h)
 			int saved = errno;
 			end_batch(in, ch, addr);
 			errno = saved;
+			if (ch->failure_said)
+				die_said(channel_failure_status(saved, EX_IOERR));
 			die_errno(channel_failure_status(saved, EX_IOERR),
 				  "cannot read '%s'", addr);
 		}

@@ -1,4 +1,4 @@
-/* timer: the process's one timer, run from its waits for input (timer.h). */
+/* timer: the process's timers, run from its waits for input (timer.h). */
 #include "timer.h"
 
 #include <errno.h>
@@ -8,23 +8,59 @@
 #include "clock.h"
 #include "io.h"
 
-static int64_t (*next_deadline)(void *);
-static void (*fire)(void *);
-static void *fire_arg;
+struct timer {
+	int64_t (*deadline)(void *);
+	void (*fire)(void *);
+	void *arg;
+};
 
-void timer_set(int64_t (*deadline)(void *), void (*run)(void *), void *arg)
+static struct timer timers[TIMERS_MAX];
+static size_t ntimers;
+
+int timer_add(int64_t (*deadline)(void *), void (*run)(void *), void *arg)
 {
-	next_deadline = deadline;
-	fire = run;
-	fire_arg = arg;
+	timer_remove(arg);
+	if (ntimers == TIMERS_MAX) {
+		errno = ENOSPC;
+		return -1;
+	}
+	timers[ntimers++] = (struct timer){ deadline, run, arg };
+	return 0;
 }
 
-/* Milliseconds until the deadline, running the timer while it is due:
- * -1 when there is none. */
+void timer_remove(void *arg)
+{
+	for (size_t i = 0; i < ntimers; i++)
+		if (timers[i].arg == arg) {
+			timers[i] = timers[--ntimers];
+			return;
+		}
+}
+
+/* The first deadline of all, and the timer that has it (NULL, 0: none). */
+static int64_t first_deadline(struct timer **which)
+{
+	int64_t first = 0;
+
+	*which = NULL;
+	for (size_t i = 0; i < ntimers; i++) {
+		int64_t d = timers[i].deadline(timers[i].arg);
+
+		if (d && (!first || d < first)) {
+			first = d;
+			*which = &timers[i];
+		}
+	}
+	return first;
+}
+
+/* Milliseconds until the first deadline, running each timer while it is
+ * due: -1 when there is none. */
 static int64_t until_due(void)
 {
 	for (;;) {
-		int64_t d = next_deadline ? next_deadline(fire_arg) : 0;
+		struct timer *t;
+		int64_t d = first_deadline(&t);
 		int64_t left;
 
 		if (!d)
@@ -32,7 +68,7 @@ static int64_t until_due(void)
 		left = d - clock_now_ms();
 		if (left > 0)
 			return left;
-		fire(fire_arg);
+		t->fire(t->arg);
 	}
 }
 

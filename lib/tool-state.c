@@ -108,10 +108,14 @@ static int64_t timer_deadline(void *arg)
 
 void tool_state_timers(struct tool_state *s)
 {
-	if (!s)
-		timer_set(NULL, NULL, NULL);
-	else if (!s->clock.event)
-		timer_set(timer_deadline, timer_fire, s);
+	static struct tool_state *timed;
+
+	if (timed)
+		timer_remove(timed);
+	timed = NULL;
+	/* One of TIMERS_MAX, the first a process sets: there is room. */
+	if (s && !s->clock.event && timer_add(timer_deadline, timer_fire, s) == 0)
+		timed = s;
 }
 
 int tool_state_wait(struct tool_state *s)

@@ -250,6 +250,39 @@ ids() {
 	[ -z "$output" ]
 }
 
+@test "amqp: a writer idle between messages keeps its connection: heartbeats go out while the tool waits for input" {
+	mkfifo in.fifo
+	spawn msg-route -f 'true()' --output "$Q&heartbeat=1s" in.fifo 2>pub.err
+	local pub=$spawned status=0
+	exec 4>in.fifo
+	frame one 'X-N: 1' >&4
+	wait_until 60 eval '[ "$(queue_count "t$BATS_TEST_NUMBER")" = 1 ]'
+	# Four intervals without a message: the broker closes a connection
+	# silent for two, and the next message would find it lost.
+	sleep 4
+	frame two 'X-N: 2' >&4
+	exec 4>&-
+	wait "$pub" || status=$?
+	cat pub.err
+	[ "$status" -eq 0 ]
+	[ ! -s pub.err ]
+	drain "$Q" >out.msg
+	[ "$(ids out.msg | tr '\n' ' ')" = "1 2 " ]
+}
+
+@test "amqp: a reader's timers run while the queue is empty: msg-aggregate --timeout closes a group with no message coming" {
+	frame a 'Correlation-Id: g' 'X-N: 1' | msg-route -f 'true()' --output "$Q"
+	spawn timeout -k 5 60 msg-aggregate -n 10 --timeout 1s "$Q" >out.msg 2>agg.err
+	local agg=$spawned status=0
+	wait_until 30 eval '[ -s out.msg ]'
+	kill -TERM "$agg"
+	wait "$agg" || status=$?
+	cat agg.err
+	[ "$status" -eq 0 ]
+	grep -q '^Aggregate-Reason: timeout$' out.msg
+	[ "$(grep -c '^Aggregate-Size: 1$' out.msg)" -eq 1 ]
+}
+
 # The broker killed and restarted by the tests below is the test's
 # child, which the test's teardown kills (the next starts it again,
 # teardown_file stops what is left of it). Each first shuts it down
@@ -326,4 +359,39 @@ ids() {
 	[ "$extra" -le $((32 + 64)) ]
 	run -0 --separate-stderr drain "$Q"
 	[ -z "$output" ]
+}
+
+# Last: the broker is stopped (SIGSTOP) and let go again; what a test
+# after it would meet is a broker with a clock that jumped.
+@test "amqp: a reader notices a broker gone silent by its missing heartbeats: exit 75, the loss named" {
+	broker_running
+	frame one 'X-N: 1' | msg-route -f 'true()' --output "$Q"
+	spawn timeout -k 5 60 msg-route -f 'true()' "$Q&heartbeat=1s&reconnect=0" >out.msg 2>con.err
+	local con=$spawned status=0 beam
+	wait_until 60 eval '[ "$(ids out.msg)" = 1 ]'
+	beam=$(cat "$RABBITMQ_PID_FILE")
+	kill -STOP "$beam"
+	wait "$con" || status=$?
+	kill -CONT "$beam"
+	cat con.err
+	# Without heartbeats the reader waits on until timeout's TERM: 0.
+	[ "$status" -eq 75 ]
+	# The loss, said once: no second, vaguer line after it.
+	[ "$(wc -l <con.err)" -eq 1 ]
+	grep -q "^msg-route: '$Q&heartbeat=1s&reconnect=0': cannot read: heartbeat timeout" con.err
+	# Without heartbeats, a reader asked to stop does not wait on the
+	# silent broker's answer to its close for longer than a few seconds.
+	local q2="${Q}b&heartbeat=0"
+	frame two 'X-N: 2' | msg-route -f 'true()' --output "$q2"
+	# timeout(1) sends its KILL 20 s after it passed the TERM on.
+	spawn timeout -k 20 60 msg-route -f 'true()' "$q2" >out2.msg 2>con2.err
+	con=$spawned
+	wait_until 60 eval '[ "$(ids out2.msg)" = 2 ]'
+	kill -STOP "$beam"
+	kill -TERM "$con"
+	status=0
+	wait "$con" || status=$?
+	kill -CONT "$beam"
+	cat con2.err
+	[ "$status" -eq 0 ]
 }

@@ -34,6 +34,7 @@ static void test_defaults(void)
 	CHECK(a.confirm_window == MQ_DEFAULT_CONFIRM_WINDOW);
 	CHECK(a.queue_type == MQ_QUORUM);
 	CHECK(a.declare == 1);
+	CHECK(a.heartbeat_s == MQ_DEFAULT_HEARTBEAT_S);
 	CHECK_STR(mq_addr_exchange(&a), "");
 	CHECK_STR(mq_addr_routing_key(&a), "orders");
 	mq_addr_release(&a);
@@ -46,7 +47,8 @@ static void test_everything(void)
 	struct buf err = BUF_INIT;
 
 	CHECK(parse("amqp://ops@10.0.0.7:5673/prod%2Feu?exchange=ev%26x&key=a.b"
-		    "&prefetch=10&confirm-window=500&queue-type=classic&declare=no",
+		    "&prefetch=10&confirm-window=500&queue-type=classic&declare=no"
+		    "&heartbeat=2m",
 		    &a, &err) == 0);
 	CHECK_STR(a.host, "10.0.0.7");
 	CHECK(a.port == 5673);
@@ -60,6 +62,10 @@ static void test_everything(void)
 	CHECK(a.confirm_window == 500);
 	CHECK(a.queue_type == MQ_CLASSIC);
 	CHECK(a.declare == 0);
+	CHECK(a.heartbeat_s == 120);
+	mq_addr_release(&a);
+	CHECK(parse("amqp://h?queue=q&heartbeat=0", &a, &err) == 0);
+	CHECK(a.heartbeat_s == 0);
 	mq_addr_release(&a);
 	/* %2F is the vhost "/"; an empty path is the vhost "" (as
 	 * amqp_parse_url reads it). */
@@ -103,6 +109,11 @@ static void test_refused(void)
 	check_refused("amqp://h?queue=a&confirm-window=-1", "invalid confirm-window");
 	check_refused("amqp://h?queue=a&queue-type=stream", "quorum or classic");
 	check_refused("amqp://h?queue=a&declare=1", "yes or no");
+	check_refused("amqp://h?queue=a&heartbeat=1500ms",
+		      "option heartbeat of amqp address: '1500ms' is not a "
+		      "duration of whole seconds up to 65535s");
+	check_refused("amqp://h?queue=a&heartbeat=65536s", "whole seconds");
+	check_refused("amqp://h?queue=a&heartbeat=soon", "whole seconds");
 	check_refused("amqp://h?queue=a&prefetc=1", "unknown option 'prefetc'");
 	check_refused("amqp://h?queue", "malformed option 'queue'");
 	check_refused("amqp://h?queue=a%2", "malformed %-escape");

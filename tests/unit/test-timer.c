@@ -1,4 +1,4 @@
-/* test-timer: a wait for input runs the process's timer at its deadlines. */
+/* test-timer: a wait for input runs the process's timers at their deadlines. */
 #include <errno.h>
 #include <signal.h>
 #include <stdint.h>
@@ -35,7 +35,7 @@ static void test_no_timer(void)
 	int64_t t0;
 
 	CHECK(pipe(p) == 0);
-	timer_set(NULL, NULL, NULL);
+	timer_remove(NULL);
 	CHECK(write(p[1], "x", 1) == 1);
 	t0 = clock_now_ms();
 	CHECK(timer_wait_readable(p[0]) == 0);
@@ -62,7 +62,7 @@ static void test_fires_while_waiting(void)
 	deadlines[1] = t0 + 120;
 	deadlines[2] = t0 + 200;
 	nfired = 0;
-	timer_set(next_deadline, fire, NULL);
+	CHECK(timer_add(next_deadline, fire, NULL) == 0);
 	if (fork() == 0) {
 		usleep(400 * 1000);
 		(void)!write(p[1], "x", 1);
@@ -78,7 +78,7 @@ static void test_fires_while_waiting(void)
 	}
 	CHECK(clock_now_ms() - t0 >= 400);
 	close(p[0]);
-	timer_set(NULL, NULL, NULL);
+	timer_remove(NULL);
 }
 
 /* A spool's bounded wait is cut to the deadline, and what is due runs. */
@@ -89,7 +89,7 @@ static void test_wait_ms(void)
 	deadlines[0] = t0 - 1;		/* due: runs now */
 	deadlines[1] = t0 + 100000;
 	nfired = 0;
-	timer_set(next_deadline, fire, NULL);
+	CHECK(timer_add(next_deadline, fire, NULL) == 0);
 	CHECK(timer_wait_ms(250) == 250);
 	CHECK(nfired == 1);
 	deadlines[1] = t0 + 100;
@@ -97,7 +97,64 @@ static void test_wait_ms(void)
 		int ms = timer_wait_ms(250);
 		CHECK(ms > 0 && ms <= 100);
 	}
-	timer_set(NULL, NULL, NULL);
+	timer_remove(NULL);
+}
+
+/* Two timers of their own, each with one deadline: run in the order of
+ * their deadlines, each once; one removed runs no more. */
+struct one_shot {
+	int64_t at;
+	int fired;
+	int order;
+};
+
+static int shots_fired;
+
+static int64_t one_shot_deadline(void *arg)
+{
+	struct one_shot *o = arg;
+
+	return o->fired ? 0 : o->at;
+}
+
+static void one_shot_fire(void *arg)
+{
+	struct one_shot *o = arg;
+
+	o->fired = 1;
+	o->order = ++shots_fired;
+}
+
+static void test_several_timers(void)
+{
+	int64_t t0 = clock_now_ms();
+	struct one_shot late = { .at = t0 + 120 }, early = { .at = t0 + 40 },
+			gone = { .at = t0 + 10 }, many[TIMERS_MAX];
+
+	CHECK(timer_add(one_shot_deadline, one_shot_fire, &late) == 0);
+	CHECK(timer_add(one_shot_deadline, one_shot_fire, &early) == 0);
+	/* Added twice: one timer, not two. */
+	CHECK(timer_add(one_shot_deadline, one_shot_fire, &early) == 0);
+	CHECK(timer_add(one_shot_deadline, one_shot_fire, &gone) == 0);
+	timer_remove(&gone);
+	while (!late.fired)
+		(void)timer_wait_ms(20);
+	CHECK(early.order == 1);
+	CHECK(late.order == 2);
+	CHECK(!gone.fired);
+	CHECK(early.fired && late.fired);
+	timer_remove(&late);
+	timer_remove(&early);
+	for (int i = 0; i < TIMERS_MAX; i++) {
+		many[i] = (struct one_shot){ .at = t0 + 100000 };
+		CHECK(timer_add(one_shot_deadline, one_shot_fire, &many[i]) == 0);
+	}
+	errno = 0;
+	CHECK(timer_add(one_shot_deadline, one_shot_fire, &gone) == -1);
+	CHECK(errno == ENOSPC);
+	for (int i = 0; i < TIMERS_MAX; i++)
+		timer_remove(&many[i]);
+	CHECK(timer_wait_ms(250) == 250);
 }
 
 static void on_signal(int sig)
@@ -119,7 +176,7 @@ static void test_stop_signal(void)
 	sigaction(SIGUSR1, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	CHECK(pipe(p) == 0);
-	timer_set(NULL, NULL, NULL);
+	timer_remove(NULL);
 	t0 = clock_now_ms();
 	child = fork();
 	if (child == 0) {
@@ -148,5 +205,6 @@ int main(void)
 	test_stop_signal();
 	test_fires_while_waiting();
 	test_wait_ms();
+	test_several_timers();
 	return unit_done();
 }
