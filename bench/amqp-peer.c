@@ -4,7 +4,11 @@
  *
  *   amqp-peer publish PORT QUEUE COUNT WINDOW   COUNT persistent,
  *       mandatory messages of 200 bytes into a quorum queue, at most
- *       WINDOW unconfirmed
+ *       WINDOW unconfirmed; each with the properties msg-route gives
+ *       the frames msg-wrap -l makes (a Message-Id of 36 characters,
+ *       the timestamp, Content-Type text/plain, and the headers table
+ *       that keeps the Timestamp header to the millisecond), so that
+ *       both sides put the same messages on the wire
  *   amqp-peer consume PORT QUEUE COUNT PREFETCH   COUNT deliveries,
  *       acknowledged with multiple every 64, as msg-route's batches
  */
@@ -13,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define BODY_LEN 200
 #define ACK_EVERY 64
@@ -55,9 +60,20 @@ static amqp_connection_state_t connect_to(int port, const char *queue)
 static void publish(amqp_connection_state_t c, const char *queue, long n,
 		    long window)
 {
+	char id[37], stamp[] = "2026-12-07T13:12:05.789Z";
+	amqp_table_entry_t kept = {
+		.key = amqp_cstring_bytes("Timestamp"),
+		.value = { .kind = AMQP_FIELD_KIND_UTF8,
+			   .value.bytes = amqp_cstring_bytes(stamp) },
+	};
 	amqp_basic_properties_t p = {
-		._flags = AMQP_BASIC_DELIVERY_MODE_FLAG,
+		._flags = AMQP_BASIC_DELIVERY_MODE_FLAG | AMQP_BASIC_MESSAGE_ID_FLAG |
+			  AMQP_BASIC_TIMESTAMP_FLAG | AMQP_BASIC_CONTENT_TYPE_FLAG |
+			  AMQP_BASIC_HEADERS_FLAG,
 		.delivery_mode = AMQP_DELIVERY_PERSISTENT,
+		.content_type = amqp_cstring_bytes("text/plain"),
+		.timestamp = (uint64_t)time(NULL),
+		.headers = { 1, &kept },
 	};
 	char body[BODY_LEN];
 	long sent = 0, confirmed = 0;
@@ -67,11 +83,14 @@ static void publish(amqp_connection_state_t c, const char *queue, long n,
 	amqp_confirm_select(c, 1);
 	check_rpc(c, "cannot ask for confirms");
 	while (confirmed < n) {
-		for (; sent < n && sent - confirmed < window; sent++)
+		for (; sent < n && sent - confirmed < window; sent++) {
+			snprintf(id, sizeof(id), "01a250a2-079d-72b1-9ac8-%012ld", sent);
+			p.message_id = amqp_cstring_bytes(id);
 			if (amqp_basic_publish(c, 1, amqp_empty_bytes,
 					       amqp_cstring_bytes(queue), 1, 0, &p,
 					       (amqp_bytes_t){ sizeof(body), body }))
 				fail("cannot publish");
+		}
 		if (amqp_simple_wait_frame(c, &f) != AMQP_STATUS_OK)
 			fail("no confirm");
 		if (f.frame_type != AMQP_FRAME_METHOD)

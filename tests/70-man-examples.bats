@@ -519,6 +519,13 @@ EOF
 }
 
 @test "man: msg-tap(1) examples run as pasted" {
+	# The FIFO example stops its readers with timeout(1), which sends a
+	# SIGCONT after its TERM. In the sanitizer pass, one that lands while
+	# LeakSanitizer stops the exiting reader's threads (by ptrace) discards
+	# that stop, and the check waits until timeout's KILL (seen under
+	# load: the reader in sched_yield, the sanitizer's tracer in wait4).
+	# No leak check here, then; tests/11, 45 and 46 check these tools'.
+	export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
 	examples msg-tap.1 7
 	quiet 4 5 6 7
 	# A line on standard error for each message; the flow goes on.
