@@ -46,6 +46,7 @@ struct amqp_sink {
 	int failed;		/* errno of the broker's failure, or 0 */
 	int64_t next_beat;	/* when the idle connection is looked after */
 	int lost;		/* errno of a connection lost while idle, or 0 */
+	struct amqp_sink *next_beating;	/* the next sink that beats */
 };
 
 static struct amqp_sink *as_sink(struct channel_sink *s)
@@ -305,23 +306,29 @@ static void take_arrived(struct amqp_sink *as)
  * tool's waits call beat every half interval (timer.h): a heartbeat
  * out, what came in taken. A connection found lost with nothing
  * unconfirmed is made again only when the next message goes out, so
- * an idle writer outlasts a broker's restart of any length.
+ * an idle writer outlasts a broker's restart of any length. One timer
+ * serves every writer of the process (msg-route may have one per
+ * partition, more than the timers there are), through this list.
  */
-static int64_t beat_due(void *arg)
-{
-	struct amqp_sink *as = arg;
+static struct amqp_sink *beating;
 
+static void beat_schedule(struct amqp_sink *as)
+{
+	as->next_beat = clock_now_ms() + amqp_get_heartbeat(as->c.conn) * 500;
+}
+
+static int64_t beat_due(struct amqp_sink *as)
+{
 	return as->failed || as->lost ? 0 : as->next_beat;
 }
 
-static void beat(void *arg)
+static void beat(struct amqp_sink *as)
 {
 	static const struct timeval now = { 0 };
 	amqp_frame_t heartbeat = { .frame_type = AMQP_FRAME_HEARTBEAT };
-	struct amqp_sink *as = arg;
 	int status, r;
 
-	as->next_beat = clock_now_ms() + amqp_get_heartbeat(as->c.conn) * 500;
+	beat_schedule(as);
 	status = amqp_send_frame(as->c.conn, &heartbeat);
 	if (status != AMQP_STATUS_OK)
 		r = mq_conn_status_error(&as->c, status, "cannot send a heartbeat",
@@ -339,12 +346,58 @@ static void beat(void *arg)
 	as->lost = errno;	/* as->err says how, when it is made again */
 }
 
-static void beat_start(struct amqp_sink *as)
+/* The timer's deadline: the first of every writer's. */
+static int64_t beats_due(void *list)
 {
-	if (amqp_get_heartbeat(as->c.conn) > 0) {
-		as->next_beat = clock_now_ms() + amqp_get_heartbeat(as->c.conn) * 500;
-		timer_add(beat_due, beat, as);
+	int64_t first = 0;
+
+	for (struct amqp_sink *as = *(struct amqp_sink **)list; as;
+	     as = as->next_beating) {
+		int64_t d = beat_due(as);
+
+		if (d && (!first || d < first))
+			first = d;
 	}
+	return first;
+}
+
+static void beats_fire(void *list)
+{
+	int64_t now = clock_now_ms();
+
+	for (struct amqp_sink *as = *(struct amqp_sink **)list; as;
+	     as = as->next_beating) {
+		int64_t d = beat_due(as);
+
+		if (d && d <= now)
+			beat(as);
+	}
+}
+
+static int beats_join(struct amqp_sink *as, struct buf *err)
+{
+	if (amqp_get_heartbeat(as->c.conn) <= 0)
+		return 0;
+	beat_schedule(as);
+	if (!beating && timer_add(beats_due, beats_fire, &beating) < 0) {
+		buf_addf(err, "'%s': cannot keep its heartbeats: %s",
+			 as->c.name, strerror(errno));
+		return -1;
+	}
+	as->next_beating = beating;
+	beating = as;
+	return 0;
+}
+
+static void beats_leave(struct amqp_sink *as)
+{
+	for (struct amqp_sink **p = &beating; *p; p = &(*p)->next_beating)
+		if (*p == as) {
+			*p = as->next_beating;
+			break;
+		}
+	if (!beating)
+		timer_remove(&beating);
 }
 
 /* The frame, whole in the writer's buffer, published and kept until it
@@ -399,7 +452,7 @@ static void sink_free(struct channel_sink *s)
 {
 	struct amqp_sink *as = as_sink(s);
 
-	timer_remove(as);
+	beats_leave(as);
 	mq_conn_close(&as->c);
 	headers_release(&as->h);
 	buf_release(&as->err);
@@ -428,7 +481,7 @@ struct channel_sink *channel_amqp_sink(const char *addr, struct buf *err)
 	buf_init(&as->err, 0);
 	mq_props_init(&as->props);
 	if (mq_conn_open(&as->c, addr, err) < 0 ||
-	    mq_conn_confirm(&as->c, err) < 0) {
+	    mq_conn_confirm(&as->c, err) < 0 || beats_join(as, err) < 0) {
 		int saved = errno;
 		sink_free(&as->base);
 		errno = saved;
@@ -438,6 +491,5 @@ struct channel_sink *channel_amqp_sink(const char *addr, struct buf *err)
 	as->ring = xcalloc(as->window, sizeof(*as->ring));
 	for (size_t i = 0; i < as->window; i++)
 		buf_init(&as->ring[i].frame, 0);
-	beat_start(as);
 	return &as->base;
 }

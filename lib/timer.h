@@ -14,7 +14,8 @@
 
 #include <stdint.h>
 
-/* At most this many timers at once (a tool's, and one a channel). */
+/* At most this many timers at once (a tool's, and one per channel kind
+ * that keeps its connections alive). */
 #define TIMERS_MAX 8
 
 /* deadline(arg) gives the next deadline (Unix ms, 0 for none); fire(arg)

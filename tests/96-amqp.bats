@@ -37,6 +37,12 @@ queue_count() {
 		awk -v q="$1" '$1 == q { print $2 }'
 }
 
+# total_count: the messages this test's queues t<N>p0, t<N>p1, ... hold.
+total_count() {
+	"$RABBITMQ_BIN/rabbitmqctl" -q list_queues name messages </dev/null 3>&- |
+		awk -v q="t${BATS_TEST_NUMBER}p" 'index($1, q) == 1 { n += $2 } END { print n + 0 }'
+}
+
 # ids FILE: the X-N headers of the messages in FILE, one a line.
 ids() {
 	sed -n 's/^X-N: //p' "$1"
@@ -274,6 +280,39 @@ ids() {
 	[ "$(ids out.msg | tr '\n' ' ')" = "1 2 " ]
 }
 
+@test "amqp: every writer of a tool keeps its heartbeats, more writers than the process has timers" {
+	local i k targets=()
+	# Nine partitions, one connection each: more than TIMERS_MAX (8), so
+	# a timer per writer would leave one without heartbeats.
+	for ((i = 0; i < 9; i++)); do
+		targets+=(-t "${Q}p$i&heartbeat=1s")
+	done
+	mkfifo in.fifo
+	spawn msg-route -p "header('Correlation-Id')" "${targets[@]}" in.fifo 2>pub.err
+	local pub=$spawned status=0
+	exec 4>in.fifo
+	for ((k = 0; k < 90; k++)); do
+		frame "a$k" "Correlation-Id: k$k" "X-N: a$k"
+	done >&4
+	wait_until 60 eval '[ "$(total_count)" = 90 ]'
+	sleep 4
+	for ((k = 0; k < 90; k++)); do
+		frame "b$k" "Correlation-Id: k$k" "X-N: b$k"
+	done >&4
+	exec 4>&-
+	wait "$pub" || status=$?
+	cat pub.err
+	[ "$status" -eq 0 ]
+	[ ! -s pub.err ]
+	for ((i = 0; i < 9; i++)); do
+		drain "${Q}p$i" >"p$i.msg"
+		# Each connection carried messages after the silence.
+		ids "p$i.msg" | grep -q '^b'
+	done
+	cat p*.msg >all.msg
+	[ "$(ids all.msg | sort -u | wc -l)" -eq 180 ]
+}
+
 @test "amqp: a reader's timers run while the queue is empty: msg-aggregate --timeout closes a group with no message coming" {
 	frame a 'Correlation-Id: g' 'X-N: 1' | msg-route -f 'true()' --output "$Q"
 	# --foreground: no SIGCONT after the TERM (see above).
@@ -400,4 +439,6 @@ ids() {
 	kill -CONT "$beam"
 	cat con2.err
 	[ "$status" -eq 0 ]
+	[ ! -s con2.err ]
+	[ "$(ids out2.msg)" = 2 ]
 }
