@@ -130,6 +130,7 @@ LINT_SCRIPTS = tests/*.bats tests/*.bash tests/fixtures/*/*.bash tests/*.sh \
 lint-tests:
 	@shellcheck $(LINT_SCRIPTS) || \
 		{ echo "make check: shellcheck found problems in the tests (make lint-tests)"; exit 1; }
+	@sh tests/lint-timeouts.sh $(LINT_SCRIPTS)
 
 lint-man:
 	mandoc -Tlint -W warning $(MAN)

@@ -346,13 +346,14 @@ static void beat(struct amqp_sink *as)
 	as->lost = errno;	/* as->err says how, when it is made again */
 }
 
-/* The timer's deadline: the first of every writer's. */
-static int64_t beats_due(void *list)
+/* The timer's deadline: the first of every writer's. (Its arg, &beating,
+ * only names the timer.) */
+static int64_t beats_due(void *arg)
 {
 	int64_t first = 0;
 
-	for (struct amqp_sink *as = *(struct amqp_sink **)list; as;
-	     as = as->next_beating) {
+	(void)arg;
+	for (struct amqp_sink *as = beating; as; as = as->next_beating) {
 		int64_t d = beat_due(as);
 
 		if (d && (!first || d < first))
@@ -361,12 +362,12 @@ static int64_t beats_due(void *list)
 	return first;
 }
 
-static void beats_fire(void *list)
+static void beats_fire(void *arg)
 {
 	int64_t now = clock_now_ms();
 
-	for (struct amqp_sink *as = *(struct amqp_sink **)list; as;
-	     as = as->next_beating) {
+	(void)arg;
+	for (struct amqp_sink *as = beating; as; as = as->next_beating) {
 		int64_t d = beat_due(as);
 
 		if (d && d <= now)

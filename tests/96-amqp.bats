@@ -30,17 +30,21 @@ drain() {
 	timeout -k 5 120 msg-route -f 'true()' --once "$1"
 }
 
-# queue_count NAME: the messages the queue NAME holds, ready or
-# delivered and not acknowledged.
+# queue_counts: each queue's name and the messages it holds, ready or
+# delivered and not acknowledged, a line each.
+queue_counts() {
+	"$RABBITMQ_BIN/rabbitmqctl" -q list_queues name messages </dev/null 3>&-
+}
+
+# queue_count NAME: the messages the queue NAME holds.
 queue_count() {
-	"$RABBITMQ_BIN/rabbitmqctl" -q list_queues name messages </dev/null 3>&- |
-		awk -v q="$1" '$1 == q { print $2 }'
+	queue_counts | awk -v q="$1" '$1 == q { print $2 }'
 }
 
 # total_count: the messages this test's queues t<N>p0, t<N>p1, ... hold.
 total_count() {
-	"$RABBITMQ_BIN/rabbitmqctl" -q list_queues name messages </dev/null 3>&- |
-		awk -v q="t${BATS_TEST_NUMBER}p" 'index($1, q) == 1 { n += $2 } END { print n + 0 }'
+	queue_counts | awk -v q="t${BATS_TEST_NUMBER}p" \
+		'index($1, q) == 1 { n += $2 } END { print n + 0 }'
 }
 
 # ids FILE: the X-N headers of the messages in FILE, one a line.
